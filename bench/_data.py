@@ -1,0 +1,22 @@
+"""Where the benchmarks find their corpora: ../shared/data when present, else the embedded corpus."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import glovev_ext
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def corpus(name: str) -> tuple[str, glovev_ext.LineCorpus]:
+    """A named shared corpus ('brown', 'gutenberg_us_10m', 'gutenberg_us_31m') or the embedded one."""
+    files = {
+        "brown": SHARED_DATA / "brown" / "brown_sents.txt",
+        "gutenberg_us_10m": SHARED_DATA / "gutenberg_us_10m" / "gutenberg_us_10m.txt.gz",
+        "gutenberg_us_31m": SHARED_DATA / "gutenberg_us_31m" / "gutenberg_us.txt.gz",
+    }
+    path = files[name]
+    if path.exists():
+        return name, glovev_ext.LineCorpus(path)
+    return f"embedded corpus (no {path})", glovev_ext.load_default_corpus()

@@ -1,0 +1,51 @@
+"""Parameter checks shared by the public classes, with messages that name the parameter."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+
+import numpy as np
+
+
+def check_int(value: object, name: str, minimum: int) -> int:
+    """Return ``value`` as an int, or raise naming ``name`` if it is not an integer >= minimum."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r} of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def check_positive_float(value: object, name: str) -> float:
+    """Return ``value`` as a float, or raise naming ``name`` if it is not finite and > 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r} of type {type(value).__name__}")
+    value = float(value)
+    if not math.isfinite(value) or value <= 0.0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value}")
+    return value
+
+
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """Number of threads for ``n_jobs`` with scikit-learn's meaning (None is 1, -1 is all cores)."""
+    if n_jobs is None:
+        return 1
+    n_jobs = check_int(n_jobs, "n_jobs", minimum=-(10**9))
+    if n_jobs == 0:
+        raise ValueError("n_jobs must not be 0 (use None or 1 for one thread, -1 for all cores)")
+    cores = os.cpu_count() or 1
+    return n_jobs if n_jobs > 0 else max(1, cores + 1 + n_jobs)
+
+
+def as_generator(random_state: object) -> np.random.Generator:
+    """A numpy Generator from None, an int seed, a Generator, or a legacy RandomState."""
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, bool) or not (
+            random_state is None or isinstance(random_state, (numbers.Integral, np.random.Generator,
+                                                               np.random.BitGenerator, np.random.SeedSequence))):
+        raise TypeError("random_state must be None, an int, a numpy Generator or RandomState, "
+                        f"got {type(random_state).__name__}")
+    return np.random.default_rng(random_state)

@@ -1,0 +1,109 @@
+"""Parallel counting of chunks into one right-context matrix, with bounded memory."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._cooccurrence_kernel import count_right_contexts
+
+
+class ContextCounter:
+    """Counts chunks of word ids on worker threads and sums their right-context matrices.
+
+    Each submitted job produces ``(ids, doc_ends)`` (negative ids are out-of-vocabulary words)
+    on a worker thread, which then counts them with the numba kernel; both steps release the GIL.
+    Partial sums merge like a binary counter (a matrix merges with the one before it of the same
+    level), so each entry is copied O(log n_chunks) times; merges run on the workers too (scipy's
+    sparse addition releases the GIL). The merge tree depends only on the chunk order, so the
+    result is bit-for-bit the same whatever the number of threads. At most ``2 * n_jobs``
+    counting jobs are in flight.
+
+    Parameters
+    ----------
+    n_words : int
+        Vocabulary size.
+    window : int
+        Context words on each side.
+    n_jobs : int
+        Worker threads; 1 counts on the calling thread.
+    on_counted : callable
+        Called on the calling thread with the number of tokens of each counted chunk.
+    """
+
+    def __init__(self, n_words: int, window: int, n_jobs: int, on_counted: Callable[[int], object]):
+        self._n_words = n_words
+        self._window = window
+        self._n_jobs = n_jobs
+        self._on_counted = on_counted
+        self._pool = ThreadPoolExecutor(n_jobs, thread_name_prefix="glovev-count") if n_jobs > 1 else None
+        self._in_flight: deque[Future] = deque()
+        self._levels: list[tuple[int, Future | sp.csr_matrix]] = []
+
+    def __enter__(self) -> ContextCounter:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, make_ids: Callable[..., tuple[np.ndarray, np.ndarray]], *args) -> None:
+        """Queue one chunk: ``make_ids(*args)`` returns its word ids and document end offsets."""
+        if self._pool is None:
+            matrix, n_tokens = self._count(make_ids, *args)
+            self._push(matrix, _add_matrices)
+            self._on_counted(n_tokens)
+            return
+        while len(self._in_flight) >= 2 * self._n_jobs:
+            self._on_counted(self._in_flight.popleft().result()[1])
+        counted = self._pool.submit(self._count, make_ids, *args)
+        self._in_flight.append(counted)
+        self._push(self._pool.submit(_first, counted), self._merge_later)
+
+    def symmetric_result(self) -> sp.csr_matrix:
+        """``Y + Y.T`` for the sum ``Y`` of all chunks' right-context matrices (sorted indices)."""
+        while self._in_flight:
+            self._on_counted(self._in_flight.popleft().result()[1])
+        right = sp.csr_matrix((self._n_words, self._n_words))
+        for _, partial in self._levels:
+            right = _add_matrices(right, partial) if right.nnz else _resolved(partial)
+        left = right.T.tocsr()
+        bounds = np.linspace(0, self._n_words, self._n_jobs + 1).astype(int)
+        blocks = [(right[a:b], left[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        if self._pool is None:
+            return sp.vstack([_add_matrices(*block) for block in blocks], format="csr")
+        return sp.vstack([f.result() for f in [self._pool.submit(_add_matrices, *block) for block in blocks]],
+                         format="csr")
+
+    def _count(self, make_ids, *args) -> tuple[sp.csr_matrix, int]:
+        ids, doc_ends = make_ids(*args)
+        indptr, indices, data = count_right_contexts(ids, doc_ends, self._window, self._n_words)
+        return sp.csr_matrix((data, indices, indptr), shape=(self._n_words, self._n_words)), ids.size
+
+    def _push(self, partial, merge) -> None:
+        level = 0
+        while self._levels and self._levels[-1][0] == level:
+            partial = merge(self._levels.pop()[1], partial)
+            level += 1
+        self._levels.append((level, partial))
+
+    def _merge_later(self, earlier: Future, later: Future) -> Future:
+        # The inputs were queued before this merge, so a worker waiting on them waits on jobs
+        # already running on other workers: no deadlock.
+        return self._pool.submit(_add_matrices, earlier, later)
+
+
+def _first(counted: Future) -> sp.csr_matrix:
+    return counted.result()[0]
+
+
+def _resolved(partial: Future | sp.csr_matrix) -> sp.csr_matrix:
+    return partial.result() if isinstance(partial, Future) else partial
+
+
+def _add_matrices(earlier, later) -> sp.csr_matrix:
+    return _resolved(earlier) + _resolved(later)

@@ -1,0 +1,99 @@
+"""The co-occurrence matrix: a CSR matrix that knows its words, and the check every consumer runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+
+
+class CooccurrenceMatrix(sp.csr_matrix):
+    """A square CSR co-occurrence matrix that carries the word of each row and column.
+
+    It is an ordinary :class:`scipy.sparse.csr_matrix` (every scipy and scikit-learn routine
+    accepts it); ``words`` lets a scikit-learn ``Pipeline`` that starts from raw text end with an
+    estimator that knows its vocabulary. Arithmetic results are plain matrices without words.
+
+    Parameters
+    ----------
+    arg1, shape, dtype, copy
+        As for :class:`scipy.sparse.csr_matrix`.
+    words : sequence of str, optional
+        The word of each row (and column), in index order.
+
+    Attributes
+    ----------
+    words : numpy.ndarray of str objects or None
+    """
+
+    def __init__(self, arg1, shape=None, dtype=None, copy=False, *, words: Sequence[str] | None = None,
+                 **kwargs):
+        super().__init__(arg1, shape=shape, dtype=dtype, copy=copy, **kwargs)
+        if words is not None:
+            words = np.asarray(list(words), dtype=object)
+            if words.shape != (self.shape[0],):
+                raise ValueError(f"words has {words.shape[0]} entries for a matrix with {self.shape[0]} rows")
+        self.words = words
+
+    def copy(self) -> CooccurrenceMatrix:
+        """Return a deep copy, words included."""
+        return CooccurrenceMatrix(super().copy(), words=self.words)
+
+
+def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
+    """Validate a co-occurrence matrix and return it as a canonical float64 CSR matrix.
+
+    Parameters
+    ----------
+    X : scipy sparse matrix or array, or dense 2-D array
+        Square matrix of non-negative, finite co-occurrence weights with at least one positive
+        entry.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        float64, duplicates summed, explicit zeros removed, column indices sorted.
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D and square, holds NaN, infinite or negative values, or has no
+        positive entry.
+    """
+    if sp.issparse(X):
+        matrix = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    else:
+        array = np.asarray(X)
+        if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+            raise ValueError(f"{name} must hold numbers, got an array of dtype {array.dtype}")
+        if array.ndim != 2:
+            raise ValueError(f"{name} must be a 2-D square matrix, got an array of shape {array.shape}")
+        matrix = sp.csr_matrix(array.astype(np.float64))
+    if matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"{name} must be square (words x words), got shape {matrix.shape}")
+    if matrix.shape[0] == 0:
+        raise ValueError(f"{name} is empty: shape {matrix.shape}")
+    bad = ~np.isfinite(matrix.data)
+    if bad.any():
+        row, col = _entry_position(matrix, int(np.flatnonzero(bad)[0]))
+        raise ValueError(f"{name} holds {int(bad.sum())} NaN or infinite entries, "
+                         f"the first at ({row}, {col}): {matrix.data[bad][0]}")
+    negative = matrix.data < 0
+    if negative.any():
+        row, col = _entry_position(matrix, int(np.flatnonzero(negative)[0]))
+        raise ValueError(f"{name} holds {int(negative.sum())} negative entries, "
+                         f"the first at ({row}, {col}): {matrix.data[negative][0]}")
+    matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    if matrix.nnz == 0:
+        raise ValueError(f"{name} has no positive entry: there is nothing to fit")
+    return matrix
+
+
+def _entry_position(matrix: sp.csr_matrix, k: int) -> tuple[int, int]:
+    """Row and column of the k-th stored entry of a CSR matrix."""
+    row = int(np.searchsorted(matrix.indptr, k, side="right") - 1)
+    return row, int(matrix.indices[k])
