@@ -6,6 +6,8 @@ The compute path runs text -> co-occurrence matrix -> GloVe parameters -> per-wo
 
 from .cooccurrence_matrix import CooccurrenceMatrix, check_cooccurrence
 from .corpus import LineCorpus, default_corpus_manifest_path, default_corpus_path, load_default_corpus
+from .covariance_store import CovarianceStore, UndefinedCovarianceError
+from .estimator import ConditionalFit, GloVeVEstimator
 from .glove_objective import glove_cost, glove_weights
 from .trainer import GloVeParameters, train_glove
 from .vectorizer import CooccurrenceVectorizer
@@ -13,6 +15,10 @@ from .vectorizer import CooccurrenceVectorizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConditionalFit",
+    "CovarianceStore",
+    "GloVeVEstimator",
+    "UndefinedCovarianceError",
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
     "GloVeParameters",

@@ -143,23 +143,26 @@ def _same_bytes(buf, start, end, key_bytes, key_start, key_end):
     return True
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _probe(buf, start, end, h, table, key_hashes, key_offsets, key_bytes):
+    """(slot, key id) of a token span: the key's slot, or the empty slot where it belongs and -1."""
+    mask = table.size - 1
+    slot = np.int64(h & np.uint64(mask))
+    while table[slot] >= 0:
+        k = table[slot]
+        if key_hashes[k] == h and _same_bytes(buf, start, end, key_bytes, key_offsets[k], key_offsets[k + 1]):
+            return slot, k
+        slot = (slot + 1) & mask
+    return slot, -1
+
+
 @njit(nogil=True, cache=True)
 def lookup_tokens(buf, starts, ends, table, key_hashes, key_offsets, key_bytes):
     """Id of each token span in a fixed table; -1 for tokens not in it."""
-    mask = table.size - 1
     ids = np.empty(starts.size, np.int32)
     for t in range(starts.size):
         h = _hash(buf, starts[t], ends[t])
-        slot = np.int64(h & np.uint64(mask))
-        found = -1
-        while table[slot] >= 0:
-            k = table[slot]
-            if key_hashes[k] == h and _same_bytes(buf, starts[t], ends[t], key_bytes, key_offsets[k],
-                                                  key_offsets[k + 1]):
-                found = k
-                break
-            slot = (slot + 1) & mask
-        ids[t] = found
+        ids[t] = _probe(buf, starts[t], ends[t], h, table, key_hashes, key_offsets, key_bytes)[1]
     return ids
 
 
@@ -172,16 +175,7 @@ def index_tokens(buf, starts, ends, table, key_hashes, key_offsets, key_bytes, c
     ids = np.empty(starts.size, np.int32)
     for t in range(starts.size):
         h = _hash(buf, starts[t], ends[t])
-        mask = table.size - 1
-        slot = np.int64(h & np.uint64(mask))
-        found = -1
-        while table[slot] >= 0:
-            k = table[slot]
-            if key_hashes[k] == h and _same_bytes(buf, starts[t], ends[t], key_bytes, key_offsets[k],
-                                                  key_offsets[k + 1]):
-                found = k
-                break
-            slot = (slot + 1) & mask
+        slot, found = _probe(buf, starts[t], ends[t], h, table, key_hashes, key_offsets, key_bytes)
         if found < 0:
             found = n_keys
             length = ends[t] - starts[t]

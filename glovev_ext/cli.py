@@ -14,7 +14,7 @@ from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .corpus import LineCorpus, default_corpus_path, load_default_corpus
-from .trainer import train_glove
+from .estimator import GloVeVEstimator
 from .vectorizer import CooccurrenceVectorizer
 
 _PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
@@ -76,15 +76,18 @@ def _run_fit(args: argparse.Namespace) -> int:
           f"{vectorizer.n_tokens_ / count_seconds / 1e6:.2f}M tokens/s]")
 
     start = time.perf_counter()
-    parameters = train_glove(cooccurrence, args.dim, epochs=args.epochs, random_state=args.seed,
-                             n_jobs=args.threads, progress=show_progress)
-    train_seconds = time.perf_counter() - start
-    print(f"trained: D={args.dim}, {args.epochs} epochs, cost {parameters.costs[0]:.4f} -> "
-          f"{parameters.costs[-1]:.4f}  [{train_seconds:.1f} s, "
-          f"{cooccurrence.nnz * args.epochs / train_seconds / 1e6:.2f}M updates/s]")
+    model = GloVeVEstimator(args.dim, epochs=args.epochs, random_state=args.seed, n_jobs=args.threads,
+                            progress=show_progress).fit(cooccurrence)
+    fit_seconds = time.perf_counter() - start
+    costs = model.training_costs_
+    print(f"trained: D={args.dim}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}; "
+          f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {cooccurrence.shape[0]:,} words "
+          f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch; the others have {args.dim} or "
+          f"fewer contexts)  [{fit_seconds:.1f} s]")
+    _print_uncertainty_by_frequency(model, vectorizer.word_counts_)
 
     vectors = KeyedVectors(args.dim)
-    vectors.add_vectors(list(cooccurrence.words), parameters.center_vectors)
+    vectors.add_vectors(list(cooccurrence.words), model.embedding_)
     _, (rho, p_value), oov_percent = vectors.evaluate_word_pairs(datapath("wordsim353.tsv"))
     print(f"WordSim-353 (centre vectors): Spearman rho = {rho:.3f} (p = {p_value:.2g}), "
           f"{100 - oov_percent:.0f}% of pairs in vocabulary")
@@ -93,6 +96,18 @@ def _run_fit(args: argparse.Namespace) -> int:
         neighbours = ", ".join(f"{other} {similarity:.2f}" for other, similarity in vectors.most_similar(word, topn=5))
         print(f"  {word}: {neighbours}")
     return 0
+
+
+def _print_uncertainty_by_frequency(model: GloVeVEstimator, word_counts: np.ndarray) -> None:
+    """Median standard error of a centre-vector component in four frequency bands (rarest last)."""
+    defined = np.flatnonzero(model.covariance_defined_)
+    if defined.size == 0:
+        return
+    standard_errors = np.sqrt(model.covariance_.diagonal(defined).mean(axis=1))
+    print("median standard error of a centre-vector component, by word frequency:")
+    for band in np.array_split(np.arange(defined.size), 4):
+        counts = word_counts[defined[band]]
+        print(f"  words seen {counts.min():,}-{counts.max():,} times: {np.median(standard_errors[band]):.4f}")
 
 
 if __name__ == "__main__":

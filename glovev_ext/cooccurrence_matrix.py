@@ -64,14 +64,20 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
         positive entry.
     """
     if sp.issparse(X):
+        if np.iscomplexobj(X.data):
+            raise ValueError(f"Complex data not supported: {name} is complex")
         matrix = sp.csr_matrix(X, dtype=np.float64, copy=True)
     else:
         array = np.asarray(X)
-        if array.dtype == object or not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
-            raise ValueError(f"{name} must hold numbers, got an array of dtype {array.dtype}")
+        if np.iscomplexobj(array):
+            raise ValueError(f"Complex data not supported: {name} is complex")
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers, got an array of dtype {array.dtype}") from None
         if array.ndim != 2:
             raise ValueError(f"{name} must be a 2-D square matrix, got an array of shape {array.shape}")
-        matrix = sp.csr_matrix(array.astype(np.float64))
+        matrix = sp.csr_matrix(array)
     if matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"{name} must be square (words x words), got shape {matrix.shape}")
     if matrix.shape[0] == 0:
@@ -84,7 +90,7 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
     negative = matrix.data < 0
     if negative.any():
         row, col = _entry_position(matrix, int(np.flatnonzero(negative)[0]))
-        raise ValueError(f"{name} holds {int(negative.sum())} negative entries, "
+        raise ValueError(f"Negative values in data: {name} holds {int(negative.sum())} negative entries, "
                          f"the first at ({row}, {col}): {matrix.data[negative][0]}")
     matrix.sum_duplicates()
     matrix.eliminate_zeros()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import glovev_ext
@@ -27,10 +28,18 @@ def test_fit_reports_the_numbers_the_library_computes(small_corpus_file, capsys)
     out = capsys.readouterr().out
     vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
     X = vectorizer.fit_transform(glovev_ext.LineCorpus(small_corpus_file))
-    trained = glovev_ext.train_glove(X, 10, epochs=3, random_state=0, n_jobs=1, progress=False)
+    model = glovev_ext.GloVeVEstimator(10, epochs=3, random_state=0, n_jobs=1, progress=False).fit(X)
     assert f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents" in out
     assert f"-> {X.shape[0]:,} words (min_count 5), {X.nnz:,} nonzero" in out
-    assert f"cost {trained.costs[0]:.4f} -> {trained.costs[-1]:.4f}" in out
+    costs = model.training_costs_
+    assert f"cost {costs[0]:.4f} -> {costs[-1]:.4f}" in out
+    assert (f"covariances for {int(model.covariance_defined_.sum()):,} of {X.shape[0]:,} words "
+            f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch") in out
+    defined = np.flatnonzero(model.covariance_defined_)
+    errors = np.sqrt(model.covariance_.diagonal(defined).mean(axis=1))
+    rarest = np.array_split(np.arange(defined.size), 4)[-1]
+    band_lines = [line for line in out.splitlines() if line.startswith("  words seen")]
+    assert len(band_lines) == 4 and band_lines[-1].endswith(f"{np.median(errors[rarest]):.4f}")
     assert "WordSim-353" in out
 
 

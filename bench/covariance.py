@@ -1,0 +1,125 @@
+"""GloVe-V covariance throughput against this machine's own GEMM rate.
+
+Usage: python bench/covariance.py [--dims 100 300] [--epochs 2]
+
+On the co-occurrences of gutenberg_us_10m (the embedded corpus when ../shared/data is absent),
+GloVe is trained for a few epochs at each D, then:
+
+- H build: every ``H_i = sum_j f(X_ij) v_j v_j^T`` of a word with a covariance, on all cores with
+  one BLAS thread each; rate ``2 sum_i |K_i| D^2 / time``, divided by the rate of a square float64
+  GEMM (n = 4000) on all cores measured in the same run (goal >= 0.8 at D = 300);
+- total: the whole covariance pass (H, Cholesky, conditioning, s2, the least-squares optimum),
+  divided by the H build time (goal <= 1.3). Words whose ``H_i`` is ill-conditioned also need an
+  eigendecomposition (the pseudo-inverse branch); the pass is also reported without that time
+  (the eigendecompositions of those words timed on their own, on the same threads);
+- one cosine's delta-method variance from the stored factors (goal <= 1 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from _data import corpus
+from threadpoolctl import threadpool_limits
+
+import glovev_ext
+from glovev_ext._checks import resolve_n_jobs
+from glovev_ext._covariance_kernel import WordFitter, fit_all_words
+from glovev_ext.glove_objective import glove_weights
+
+
+def gemm_rate(n: int = 4000) -> float:
+    a, b = np.random.default_rng(0).random((2, n, n))
+    a @ b
+    start = time.perf_counter()
+    a @ b
+    return 2 * n**3 / (time.perf_counter() - start)
+
+
+def hessian_build_seconds(X, context_vectors: np.ndarray, n_threads: int) -> float:
+    """Time to form every H_i with |K_i| > D, as the covariance pass does (gather, scale, A^T A)."""
+    dim = context_vectors.shape[1]
+    rows = np.flatnonzero(np.diff(X.indptr) > dim)
+    blocks = np.array_split(rows, 8 * n_threads)
+
+    def build(block):
+        for i in block:
+            cols, values = X.indices[X.indptr[i]:X.indptr[i + 1]], X.data[X.indptr[i]:X.indptr[i + 1]]
+            design = context_vectors[cols] * np.sqrt(glove_weights(values))[:, None]
+            design.T @ design
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
+        start = time.perf_counter()
+        list(pool.map(build, blocks))
+        return time.perf_counter() - start
+
+
+def eigendecomposition_seconds(X, context_vectors: np.ndarray, rows: np.ndarray, n_threads: int,
+                               sample: int = 400) -> float:
+    """Time of the eigendecompositions of the given words' H_i alone (H built outside the timing),
+    measured on a sample of at most ``sample`` words and scaled to all of them."""
+    if rows.size == 0:
+        return 0.0
+    chosen = np.random.default_rng(2).choice(rows, size=min(sample, rows.size), replace=False)
+    hessians = []
+    for i in chosen:
+        cols, values = X.indices[X.indptr[i]:X.indptr[i + 1]], X.data[X.indptr[i]:X.indptr[i + 1]]
+        design = context_vectors[cols] * np.sqrt(glove_weights(values))[:, None]
+        hessians.append(design.T @ design)
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_threads) as pool:
+        start = time.perf_counter()
+        list(pool.map(lambda block: [np.linalg.eigh(hessians[k]) for k in block],
+                      np.array_split(np.arange(len(hessians)), 8 * n_threads)))
+        return (time.perf_counter() - start) * rows.size / chosen.size
+
+
+def cosine_variance(store, a: int, b: int, vectors: np.ndarray) -> float:
+    """Delta-method variance of cos(w_a, w_b) from the stored factors."""
+    wa, wb = vectors[a], vectors[b]
+    na, nb = np.linalg.norm(wa), np.linalg.norm(wb)
+    cosine = wa @ wb / (na * nb)
+    grad_a = wb / (na * nb) - cosine * wa / na**2
+    grad_b = wa / (na * nb) - cosine * wb / nb**2
+    return store.quad_form(a, grad_a) + store.quad_form(b, grad_b)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dims", type=int, nargs="+", default=[100, 300])
+    parser.add_argument("--epochs", type=int, default=5)
+    args = parser.parse_args()
+    n_threads = resolve_n_jobs(-1)
+    label, documents = corpus("gutenberg_us_10m")
+    X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(documents)
+    peak = gemm_rate()
+    print(f"{label}: {X.shape[0]:,} words, {X.nnz:,} nonzeros; square GEMM on {n_threads} threads: "
+          f"{peak / 1e9:.1f} GFLOP/s")
+    for dim in args.dims:
+        glove = glovev_ext.train_glove(X, dim, epochs=args.epochs, random_state=0, progress=False)
+        fitter = WordFitter(X, glove.context_vectors, glove.context_biases, 100.0, 0.75)
+        n_contexts = np.diff(X.indptr)
+        flops = 2.0 * float(n_contexts[n_contexts > dim].sum()) * dim**2
+        build = min(hessian_build_seconds(X, glove.context_vectors, n_threads) for _ in range(2))
+        start = time.perf_counter()
+        arrays = fit_all_words(fitter, glove.center_vectors, glove.center_biases, n_jobs=n_threads, progress=False)
+        total = time.perf_counter() - start
+        store = glovev_ext.CovarianceStore.from_arrays(arrays)
+        pseudo = np.flatnonzero(store.pseudo_inverse)
+        eigen = eigendecomposition_seconds(X, glove.context_vectors, pseudo, n_threads)
+        defined = np.flatnonzero(store.defined)
+        pairs = np.random.default_rng(1).choice(defined, size=(200, 2))
+        start = time.perf_counter()
+        for a, b in pairs:
+            cosine_variance(store, int(a), int(b), glove.center_vectors)
+        per_cosine = (time.perf_counter() - start) / len(pairs)
+        print(f"D={dim}: {defined.size:,} words with a covariance ({int(store.pseudo_inverse.sum())} pseudo-inverse); "
+              f"H build {build:.1f} s = {flops / build / 1e9:.1f} GFLOP/s = {flops / build / peak:.2f} of GEMM; "
+              f"total {total:.1f} s = {total / build:.2f} x H build ({(total - eigen) / build:.2f} x without the "
+              f"{eigen:.1f} s of pseudo-inverse eigendecompositions); one cosine variance {per_cosine * 1e3:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

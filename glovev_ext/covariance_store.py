@@ -1,0 +1,445 @@
+"""CovarianceStore: every word's GloVe-V covariance, kept as triangular factors, never as V x D x D."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from threading import Lock
+
+import numpy as np
+from scipy.linalg import blas, lapack, solve_triangular
+
+from ._atomic import atomic_path
+from ._covariance_kernel import (CHOLESKY, PSEUDO_INVERSE, UNDEFINED, CovarianceArrays, WordFitter, packed_size,
+                                 unpack_lower)
+
+_MAGIC = b"GLOVEVCV"
+_FORMAT_VERSION = 1
+_ALIGN = 64
+_PER_WORD_ARRAYS = {"kind": np.int8, "rank": np.int32, "n_contexts": np.int64, "sigma2": np.float64,
+                    "factor_row": np.int64}
+
+
+class UndefinedCovarianceError(ValueError):
+    """A statistic asked for the covariance of a word that has none (|K_i| <= D)."""
+
+
+class CovarianceStore:
+    """Per-word covariances ``Sigma_i`` of GloVe centre vectors, indexed like a ``(V, D, D)`` array.
+
+    Each defined word keeps ``sigma2_i`` and a packed lower-triangular factor ``F_i``:
+    ``Sigma_i = sigma2_i (F_i F_i^T)^{-1}`` with ``F_i`` the Cholesky factor of ``H_i``, or, for
+    words on the pseudo-inverse branch, ``Sigma_i = sigma2_i F_i F_i^T``. Quadratic forms and draws
+    use the factor directly; a dense ``Sigma_i`` is formed only when indexed. Words with
+    ``|K_i| <= D`` have no covariance: indexing them raises :class:`UndefinedCovarianceError`.
+
+    Build one with :class:`~glovev_ext.GloVeVEstimator` (``covariance_``), :meth:`load` or
+    :meth:`lazy`; do not call the constructor directly.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(V, D, D)``.
+    dtype : numpy.dtype
+        float64, the dtype of returned covariances (the factors may be stored as float32).
+    factor_dtype : numpy.dtype
+        dtype of the stored factors.
+    defined : ndarray of bool, shape (V,)
+        Words that have a covariance.
+    words : ndarray of str objects or None
+        The word of each index, when known (used in error messages and for string keys).
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], factors: np.ndarray, dim: int,
+                 words: Sequence[str] | None = None, fitter: WordFitter | None = None,
+                 center_vectors: np.ndarray | None = None, center_biases: np.ndarray | None = None,
+                 cache_size: int = 0):
+        self._arrays = arrays
+        self._factors = factors
+        self._dim = dim
+        self.words = None if words is None else np.asarray(list(words), dtype=object)
+        self._index = None if words is None else {w: i for i, w in enumerate(self.words)}
+        self._fitter = fitter
+        self._center_vectors = center_vectors
+        self._center_biases = center_biases
+        self._cache: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = Lock()
+
+    @classmethod
+    def from_arrays(cls, arrays: CovarianceArrays, words: Sequence[str] | None = None) -> CovarianceStore:
+        """A store over the arrays computed by the covariance kernel."""
+        per_word = {name: np.asarray(getattr(arrays, name)) for name in _PER_WORD_ARRAYS}
+        return cls(per_word, arrays.factors, arrays.optimum.shape[1], words=words)
+
+    @classmethod
+    def lazy(cls, fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray,
+             sigma2: np.ndarray, words: Sequence[str] | None = None, cache_size: int = 4096) -> CovarianceStore:
+        """A store that computes a word's factor from its co-occurrence row when first asked.
+
+        Nothing is stored for words never queried; the ``cache_size`` most recent factors are
+        kept. ``rank`` is -1 for defined words not computed yet.
+
+        Parameters
+        ----------
+        fitter : WordFitter
+            The co-occurrence matrix and context parameters.
+        center_vectors, center_biases : ndarray
+            Trained centre parameters.
+        sigma2 : ndarray, shape (V,)
+            Residual variances (NaN for words without a covariance).
+        words : sequence of str, optional
+        cache_size : int, default=4096
+        """
+        n_contexts = fitter.n_contexts()
+        defined = n_contexts > fitter.dim
+        arrays = {"kind": np.where(defined, -1, UNDEFINED).astype(np.int8),
+                  "rank": np.where(defined, -1, 0).astype(np.int32), "n_contexts": n_contexts,
+                  "sigma2": np.asarray(sigma2, dtype=np.float64), "factor_row": np.full(n_contexts.size, -1)}
+        return cls(arrays, np.empty((0, packed_size(fitter.dim))), fitter.dim, words=words, fitter=fitter,
+                   center_vectors=center_vectors, center_biases=center_biases, cache_size=cache_size)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = Lock()
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self._arrays["kind"].size, self._dim, self._dim)
+
+    @property
+    def ndim(self) -> int:
+        return 3
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.float64)
+
+    @property
+    def factor_dtype(self) -> np.dtype:
+        return self._factors.dtype
+
+    @property
+    def defined(self) -> np.ndarray:
+        return self._arrays["kind"] != UNDEFINED
+
+    @property
+    def rank(self) -> np.ndarray:
+        """Rank kept per word: D (full inverse), fewer (pseudo-inverse), 0 (undefined), -1 (lazy, not computed)."""
+        return self._arrays["rank"]
+
+    @property
+    def pseudo_inverse(self) -> np.ndarray:
+        """Words whose covariance uses the pseudo-inverse branch (ill-conditioned ``H_i``)."""
+        return self._arrays["kind"] == PSEUDO_INVERSE
+
+    @property
+    def sigma2(self) -> np.ndarray:
+        """Residual variance per word (NaN where undefined)."""
+        return self._arrays["sigma2"]
+
+    @property
+    def n_contexts(self) -> np.ndarray:
+        """``|K_i|`` per word."""
+        return self._arrays["n_contexts"]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"CovarianceStore(n_words={self.shape[0]}, dim={self._dim}, defined={int(self.defined.sum())}, "
+                f"factor_dtype={self.factor_dtype}, lazy={self._fitter is not None})")
+
+    def __getitem__(self, key) -> np.ndarray:
+        """Dense covariance of one word (D x D) or a stack (n x D x D) for a slice, list or array."""
+        if isinstance(key, (str, int, np.integer)):
+            return self._dense(self.index(key))
+        stack = np.empty((0, self._dim, self._dim))
+        indices = self._indices(key)
+        return np.stack([self._dense(i) for i in indices]) if indices else stack
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        n_words, dim, _ = self.shape
+        if n_words * dim * dim > 50_000_000:
+            raise MemoryError(f"a dense ({n_words}, {dim}, {dim}) array of covariances would take "
+                              f"{n_words * dim * dim * 8 / 1e9:.1f} GB; index the words you need instead")
+        dense = np.full(self.shape, np.nan)
+        for i in np.flatnonzero(self.defined):
+            dense[i] = self._dense(int(i))
+        return dense if dtype is None else dense.astype(dtype)
+
+    def index(self, key: int | str) -> int:
+        """The row index of a word given as an index or (when words are known) a string."""
+        if isinstance(key, str):
+            if self._index is None:
+                raise KeyError(f"word {key!r}: this store does not know its words; use an index")
+            if key not in self._index:
+                raise KeyError(f"word {key!r} is not in the vocabulary")
+            return self._index[key]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"word indices must be integers or strings, got {type(key).__name__}")
+        n_words = self.shape[0]
+        if not -n_words <= key < n_words:
+            raise IndexError(f"word index {key} is out of range for {n_words} words")
+        return int(key) % n_words
+
+    def diagonal(self, key=None) -> np.ndarray:
+        """Variances of the vector components, ``(n, D)`` (all words when ``key`` is None).
+
+        Words without a covariance get NaN rows, never zeros.
+        """
+        indices = np.arange(self.shape[0]) if key is None else self._indices(key)
+        out = np.full((len(indices), self._dim), np.nan)
+        for k, i in enumerate(indices):
+            if self.defined[i]:
+                out[k] = np.diag(self._dense(int(i)))
+        return out
+
+    def quad_form(self, key: int | str, g: np.ndarray) -> float:
+        """``g^T Sigma_i g`` from the stored factor, without forming ``Sigma_i``."""
+        i = self.index(key)
+        kind, packed, sigma2 = self._factor(i)
+        g = np.asarray(g, dtype=np.float64)
+        if g.shape != (self._dim,):
+            raise ValueError(f"g must have shape ({self._dim},), got {g.shape}")
+        y = (blas.dtpsv(self._dim, packed, g, lower=1) if kind == CHOLESKY
+             else blas.dtpmv(self._dim, packed, g, lower=1, trans=1))
+        return float(sigma2 * (y @ y))
+
+    def gram(self, key: int | str, gradients: np.ndarray) -> np.ndarray:
+        """``G^T Sigma_i G`` for a ``(D, m)`` matrix of gradients: the m x m covariance contribution."""
+        i = self.index(key)
+        gradients = np.asarray(gradients, dtype=np.float64)
+        if gradients.ndim != 2 or gradients.shape[0] != self._dim:
+            raise ValueError(f"gradients must have shape ({self._dim}, m), got {gradients.shape}")
+        y = self.whiten(i, gradients)
+        return y.T @ y
+
+    def whiten(self, key: int | str, gradients: np.ndarray) -> np.ndarray:
+        """``S^T G`` for a square root ``S`` of ``Sigma_i`` (``Sigma_i = S S^T``), so ``G^T Sigma_i G = Y^T Y``."""
+        kind, packed, sigma2 = self._factor(self.index(key))
+        lower = unpack_lower(packed, self._dim)
+        if kind == CHOLESKY:
+            return np.sqrt(sigma2) * solve_triangular(lower, gradients, lower=True, check_finite=False)
+        return np.sqrt(sigma2) * (lower.T @ gradients)
+
+    def sample(self, key: int | str, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """``n`` draws from ``N(0, Sigma_i)``, shape ``(n, D)``; add the centre vector for draws of it."""
+        generator = np.random.default_rng(rng)
+        return self.transform_normal(key, generator.standard_normal((n, self._dim)))
+
+    def transform_normal(self, key: int | str, z: np.ndarray) -> np.ndarray:
+        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma_i)``."""
+        kind, packed, sigma2 = self._factor(self.index(key))
+        lower = unpack_lower(packed, self._dim)
+        if kind == CHOLESKY:
+            draws = solve_triangular(lower, np.asarray(z).T, lower=True, trans="T", check_finite=False)
+        else:
+            draws = lower @ np.asarray(z).T
+        return np.sqrt(sigma2) * draws.T
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the store to one file, atomically (a lazy store computes every word first).
+
+        The file holds a JSON header and aligned arrays; :meth:`load` memory-maps it so a word's
+        factor is read without reading the rest.
+        """
+        if self._fitter is not None:
+            self._compute_all()
+        with StoreFileWriter(path, self.shape[0], self._dim, self._factors.shape[0], self.factor_dtype,
+                             self.words) as writer:
+            for name in _PER_WORD_ARRAYS:
+                writer.arrays[name][:] = self._arrays[name]
+            writer.arrays["factors"][:] = self._factors
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, mmap: bool = True) -> CovarianceStore:
+        """Read a store written by :meth:`save`; with ``mmap`` the arrays stay on disk.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a covariance store, or is truncated or inconsistent (the message
+            names the file and what is wrong).
+        """
+        header, offsets = _read_header(Path(path))
+        mode = "r" if mmap else None
+        arrays = {}
+        for name, (offset, dtype, shape) in offsets.items():
+            if mmap and int(np.prod(shape)) > 0:
+                arrays[name] = np.memmap(path, dtype=dtype, mode=mode, offset=offset, shape=tuple(shape))
+            else:
+                with open(path, "rb") as stream:
+                    stream.seek(offset)
+                    arrays[name] = np.fromfile(stream, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+        factors = arrays.pop("factors")
+        store = cls(arrays, factors, header["dim"], words=header["words"])
+        store._check_consistency(path)
+        return store
+
+    def _check_consistency(self, path) -> None:
+        kind, row = self._arrays["kind"], self._arrays["factor_row"]
+        defined = kind != UNDEFINED
+        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE)).all():
+            raise ValueError(f"{path}: unknown covariance kinds in the store")
+        if (row[defined] < 0).any() or (row[defined] >= self._factors.shape[0]).any():
+            raise ValueError(f"{path}: factor rows out of range for {self._factors.shape[0]} factors")
+
+    def _indices(self, key) -> list[int]:
+        if isinstance(key, slice):
+            return list(range(*key.indices(self.shape[0])))
+        keys = np.asarray(key)
+        if keys.dtype == bool:
+            if keys.shape != (self.shape[0],):
+                raise IndexError(f"a boolean mask must have shape ({self.shape[0]},), got {keys.shape}")
+            return np.flatnonzero(keys).tolist()
+        return [self.index(k.item() if isinstance(k, np.generic) else k) for k in np.atleast_1d(keys)]
+
+    def _describe(self, i: int) -> str:
+        return f"word {self.words[i]!r} (index {i})" if self.words is not None else f"word index {i}"
+
+    def _factor(self, i: int) -> tuple[int, np.ndarray, float]:
+        """(kind, packed float64 factor, sigma2) of word i, computing it first in a lazy store."""
+        kind = int(self._arrays["kind"][i])
+        if kind == UNDEFINED:
+            raise UndefinedCovarianceError(
+                f"{self._describe(i)} has no covariance: it has {self.n_contexts[i]} contexts, and GloVe-V "
+                f"needs more than D = {self._dim}")
+        if self._fitter is None:
+            packed = self._factors[self._arrays["factor_row"][i]]
+            return kind, np.asarray(packed, dtype=np.float64), float(self._arrays["sigma2"][i])
+        with self._lock:
+            cached = self._cache.get(i)
+            if cached is not None:
+                self._cache.move_to_end(i)
+                return int(self._arrays["kind"][i]), cached, float(self._arrays["sigma2"][i])
+        fit = self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i])
+        with self._lock:
+            self._arrays["kind"][i], self._arrays["rank"][i] = fit.kind, fit.rank
+            self._cache[i] = fit.factor
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return fit.kind, fit.factor, float(self._arrays["sigma2"][i])
+
+    def _dense(self, i: int) -> np.ndarray:
+        kind, packed, sigma2 = self._factor(i)
+        lower = unpack_lower(packed, self._dim)
+        if kind == CHOLESKY:
+            inverse, info = lapack.dpotri(lower, lower=1)
+            inverse = np.tril(inverse) + np.tril(inverse, -1).T
+        else:
+            inverse = lower @ lower.T
+        return sigma2 * inverse
+
+    def _compute_all(self) -> None:
+        """Turn a lazy store into an in-memory one by computing every defined word."""
+        defined = np.flatnonzero(self.defined)
+        factors = np.empty((defined.size, packed_size(self._dim)))
+        rows = np.full(self.shape[0], -1, np.int64)
+        for k, i in enumerate(defined):
+            kind, factors[k], _ = self._factor(int(i))
+            rows[i] = k
+        self._arrays["factor_row"] = rows
+        self._factors = factors
+        self._fitter = None
+        self._cache.clear()
+
+
+class StoreFileWriter:
+    """Creates a covariance store file of known layout whose arrays are filled in place.
+
+    The file is built under a temporary name beside ``path`` and renamed onto ``path`` only when
+    the ``with`` block ends without error, so an interrupted save leaves any previous file intact.
+    """
+
+    def __init__(self, path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
+                 words: Sequence[str] | None):
+        self._path = path
+        self._layout = [(name, np.dtype(dtype), (n_words,)) for name, dtype in _PER_WORD_ARRAYS.items()]
+        self._layout.append(("factors", np.dtype(factor_dtype), (n_factors, packed_size(dim))))
+        self._header = {"format": "glovev-ext covariance store", "version": _FORMAT_VERSION, "n_words": n_words,
+                        "dim": dim, "words": None if words is None else [str(w) for w in words]}
+        self.arrays: dict[str, np.ndarray] = {}
+
+    def __enter__(self) -> StoreFileWriter:
+        self._atomic = atomic_path(self._path)
+        self._temporary = self._atomic.__enter__()
+        try:
+            self._allocate()
+        except BaseException as error:
+            self._atomic.__exit__(type(error), error, error.__traceback__)
+            raise
+        return self
+
+    def _allocate(self) -> None:
+        region = 4096
+        while True:
+            # The header records the array offsets, which start after the header's own region.
+            offsets = {}
+            position = region
+            for name, dtype, shape in self._layout:
+                offsets[name] = [position, dtype.str, list(shape)]
+                position = _aligned(position + dtype.itemsize * int(np.prod(shape)))
+            header_bytes = json.dumps({**self._header, "arrays": offsets}).encode("utf-8")
+            if len(_MAGIC) + 8 + len(header_bytes) <= region:
+                break
+            region = _aligned(len(_MAGIC) + 8 + len(header_bytes) + 4096)
+        header_bytes = header_bytes.ljust(region - len(_MAGIC) - 8)
+        total = position
+        with open(self._temporary, "wb") as stream:
+            stream.write(_MAGIC + len(header_bytes).to_bytes(8, "little") + header_bytes)
+            stream.truncate(total)
+        for name, dtype, shape in self._layout:
+            if int(np.prod(shape)) == 0:
+                self.arrays[name] = np.empty(shape, dtype)
+            else:
+                self.arrays[name] = np.memmap(self._temporary, dtype=dtype, mode="r+", offset=offsets[name][0],
+                                              shape=shape)
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        for array in self.arrays.values():
+            if isinstance(array, np.memmap):
+                array.flush()
+        self.arrays.clear()
+        return self._atomic.__exit__(exc_type, exc, tb)
+
+
+def _aligned(position: int) -> int:
+    return -(-position // _ALIGN) * _ALIGN
+
+
+def _read_header(path: Path) -> tuple[dict, dict]:
+    if not path.exists():
+        raise FileNotFoundError(f"covariance store not found: {path}")
+    size = path.stat().st_size
+    with open(path, "rb") as stream:
+        magic = stream.read(len(_MAGIC))
+        if magic != _MAGIC:
+            raise ValueError(f"{path} is not a glovev-ext covariance store (bad magic bytes {magic!r})")
+        length_bytes = stream.read(8)
+        if len(length_bytes) < 8:
+            raise ValueError(f"{path} is truncated: the header length is missing")
+        length = int.from_bytes(length_bytes, "little")
+        raw = stream.read(length)
+    if len(raw) < length:
+        raise ValueError(f"{path} is truncated: header of {length} bytes, {len(raw)} present")
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: unreadable header ({error})") from None
+    if header.get("version", 0) > _FORMAT_VERSION:
+        raise ValueError(f"{path} was written by a newer glovev-ext (format {header['version']})")
+    offsets = {name: (int(o), np.dtype(d), tuple(s)) for name, (o, d, s) in header["arrays"].items()}
+    for name, (offset, dtype, shape) in offsets.items():
+        end = offset + dtype.itemsize * int(np.prod(shape))
+        if end > size:
+            raise ValueError(f"{path} is truncated: array {name!r} ends at byte {end}, the file has {size}")
+    return header, offsets
