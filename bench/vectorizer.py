@@ -14,22 +14,13 @@ Stanford C tool's ``cooccur`` as measured on this kind of 2-core machine (1.27M 
 from __future__ import annotations
 
 import argparse
-import time
 
 from _data import corpus
+from _timing import seconds
 
 import glovev_ext
 
 C_TOOL_TOKENS_PER_SECOND = {"brown": 1.27e6, "gutenberg_us_10m": 1.9e6}
-
-
-def best_time(function, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -41,15 +32,15 @@ def main() -> None:
         fitted = glovev_ext.CooccurrenceVectorizer(progress=False).fit(documents)
         fitted.transform(documents)  # load the compiled kernels before timing
         tokens = fitted.n_tokens_
-        floor = best_time(lambda: sum(len(line.lower().split()) for line in documents), args.repeat)
+        floor = seconds(lambda: sum(len(line.lower().split()) for line in documents), args.repeat)
         print(f"{label}: {tokens:,} tokens, {len(fitted.vocabulary_):,} words; Python read+split floor "
               f"{tokens / floor / 1e6:.2f}M tokens/s")
         for n_jobs in (1, -1):
             fitted.set_params(n_jobs=n_jobs)
-            seconds = best_time(lambda: fitted.transform(documents), args.repeat)
+            elapsed = seconds(lambda: fitted.transform(documents), args.repeat)
             one_pass = glovev_ext.CooccurrenceVectorizer(progress=False, n_jobs=n_jobs)
-            seconds_one_pass = best_time(lambda: one_pass.fit_transform(documents), args.repeat)
-            rate, rate_one_pass = tokens / seconds, tokens / seconds_one_pass
+            elapsed_one_pass = seconds(lambda: one_pass.fit_transform(documents), args.repeat)
+            rate, rate_one_pass = tokens / elapsed, tokens / elapsed_one_pass
             line = (f"  n_jobs={n_jobs:>2}: transform {rate / 1e6:.2f}M tokens/s ({rate * floor / tokens:.2f} of "
                     f"the floor rate), fit_transform {rate_one_pass / 1e6:.2f}M tokens/s")
             if name in C_TOOL_TOKENS_PER_SECOND and label == name:

@@ -8,6 +8,13 @@ from .cooccurrence_matrix import CooccurrenceMatrix, check_cooccurrence
 from .corpus import LineCorpus, default_corpus_manifest_path, default_corpus_path, load_default_corpus
 from .covariance_store import CovarianceStore, UndefinedCovarianceError
 from .estimator import ConditionalFit, GloVeVEstimator
+from .bias import compare_biases, cosine_bias, cosine_bias_statistic, weat, weat_permutation_test, weat_statistic
+from .evaluation import evaluate_analogies, evaluate_word_pairs
+from .inference import estimate, test
+from .keyed_vectors import KeyedVectorsWithVariance
+from .results import InferenceResult, ResultFamily
+from .similarity import NeighborsResult, nearest_neighbors, similarities, similarity, similarity_difference
+from .statistic import Statistic, cosine_statistic, stack
 from .glove_objective import glove_cost, glove_weights
 from .trainer import GloVeParameters, train_glove
 from .vectorizer import CooccurrenceVectorizer
@@ -15,9 +22,30 @@ from .vectorizer import CooccurrenceVectorizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "InferenceResult",
+    "NeighborsResult",
+    "ResultFamily",
+    "Statistic",
+    "compare_biases",
+    "cosine_bias",
+    "cosine_bias_statistic",
+    "cosine_statistic",
+    "estimate",
+    "evaluate_analogies",
+    "evaluate_word_pairs",
+    "nearest_neighbors",
+    "similarities",
+    "similarity",
+    "similarity_difference",
+    "stack",
+    "test",
+    "weat",
+    "weat_permutation_test",
+    "weat_statistic",
     "ConditionalFit",
     "CovarianceStore",
     "GloVeVEstimator",
+    "KeyedVectorsWithVariance",
     "UndefinedCovarianceError",
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",

@@ -13,7 +13,8 @@ For word i with contexts ``K_i = {j : X_ij > 0}`` and ``V, b, c`` held at their 
 
 A word's covariance is kept as a lower-triangular factor ``F`` (BLAS packed, column-major):
 ``Sigma_i = s2_i (F F^T)^{-1}`` with ``F`` the Cholesky factor of ``H_i`` (kind ``CHOLESKY``), or
-``Sigma_i = s2_i F F^T`` with ``F F^T`` the pseudo-inverse (kind ``PSEUDO_INVERSE``).
+``Sigma_i = s2_i F F^T`` with ``F F^T`` the pseudo-inverse (kind ``PSEUDO_INVERSE``) or the image
+of a covariance under a linear map such as the unit-normalisation Jacobian (kind ``TRANSFORMED``).
 
 Whether ``cond(H_i) * eps > 1e-10`` is decided exactly without eigenvalues: ``cond_2(H) > T``
 if and only if ``H - (lambda_max / T) I`` is not positive definite, which one Cholesky attempt
@@ -36,7 +37,7 @@ from tqdm.auto import tqdm
 
 from .glove_objective import glove_weights
 
-UNDEFINED, CHOLESKY, PSEUDO_INVERSE = 0, 1, 2
+UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED = 0, 1, 2, 3
 INVERSE_ERROR_LIMIT = 1e-10
 EIGENVALUE_CUTOFF = 1e-3
 _EPS = np.finfo(np.float64).eps

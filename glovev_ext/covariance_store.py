@@ -10,13 +10,15 @@ from pathlib import Path
 from threading import Lock
 
 import numpy as np
+from gensim.utils import SaveLoad
 from scipy.linalg import blas, lapack, solve_triangular
 
 from ._atomic import atomic_path
-from ._covariance_kernel import (CHOLESKY, PSEUDO_INVERSE, UNDEFINED, CovarianceArrays, WordFitter, packed_size,
-                                 unpack_lower)
+from ._covariance_kernel import (CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, CovarianceArrays, WordFitter,
+                                 pack_lower, packed_size, unpack_lower)
 
 _MAGIC = b"GLOVEVCV"
+_FEW_COLUMNS = 8
 _FORMAT_VERSION = 1
 _ALIGN = 64
 _PER_WORD_ARRAYS = {"kind": np.int8, "rank": np.int32, "n_contexts": np.int64, "sigma2": np.float64,
@@ -27,7 +29,7 @@ class UndefinedCovarianceError(ValueError):
     """A statistic asked for the covariance of a word that has none (|K_i| <= D)."""
 
 
-class CovarianceStore:
+class CovarianceStore(SaveLoad):
     """Per-word covariances ``Sigma_i`` of GloVe centre vectors, indexed like a ``(V, D, D)`` array.
 
     Each defined word keeps ``sigma2_i`` and a packed lower-triangular factor ``F_i``:
@@ -57,11 +59,13 @@ class CovarianceStore:
                  words: Sequence[str] | None = None, fitter: WordFitter | None = None,
                  center_vectors: np.ndarray | None = None, center_biases: np.ndarray | None = None,
                  cache_size: int = 0):
-        self._arrays = arrays
+        for name in _PER_WORD_ARRAYS:
+            setattr(self, "_" + name, arrays[name])
         self._factors = factors
         self._dim = dim
-        self.words = None if words is None else np.asarray(list(words), dtype=object)
-        self._index = None if words is None else {w: i for i, w in enumerate(self.words)}
+        # A list, not an object array: gensim's SaveLoad can memory-map only numeric arrays.
+        self._words = None if words is None else [str(w) for w in words]
+        self._index = None if words is None else {w: i for i, w in enumerate(self._words)}
         self._fitter = fitter
         self._center_vectors = center_vectors
         self._center_biases = center_biases
@@ -112,8 +116,12 @@ class CovarianceStore:
         self._lock = Lock()
 
     @property
+    def words(self) -> np.ndarray | None:
+        return None if self._words is None else np.asarray(self._words, dtype=object)
+
+    @property
     def shape(self) -> tuple[int, int, int]:
-        return (self._arrays["kind"].size, self._dim, self._dim)
+        return (self._kind.size, self._dim, self._dim)
 
     @property
     def ndim(self) -> int:
@@ -129,27 +137,27 @@ class CovarianceStore:
 
     @property
     def defined(self) -> np.ndarray:
-        return self._arrays["kind"] != UNDEFINED
+        return self._kind != UNDEFINED
 
     @property
     def rank(self) -> np.ndarray:
         """Rank kept per word: D (full inverse), fewer (pseudo-inverse), 0 (undefined), -1 (lazy, not computed)."""
-        return self._arrays["rank"]
+        return self._rank
 
     @property
     def pseudo_inverse(self) -> np.ndarray:
         """Words whose covariance uses the pseudo-inverse branch (ill-conditioned ``H_i``)."""
-        return self._arrays["kind"] == PSEUDO_INVERSE
+        return self._kind == PSEUDO_INVERSE
 
     @property
     def sigma2(self) -> np.ndarray:
         """Residual variance per word (NaN where undefined)."""
-        return self._arrays["sigma2"]
+        return self._sigma2
 
     @property
     def n_contexts(self) -> np.ndarray:
         """``|K_i|`` per word."""
-        return self._arrays["n_contexts"]
+        return self._n_contexts
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -226,6 +234,12 @@ class CovarianceStore:
     def whiten(self, key: int | str, gradients: np.ndarray) -> np.ndarray:
         """``S^T G`` for a square root ``S`` of ``Sigma_i`` (``Sigma_i = S S^T``), so ``G^T Sigma_i G = Y^T Y``."""
         kind, packed, sigma2 = self._factor(self.index(key))
+        if gradients.shape[1] <= _FEW_COLUMNS:
+            # Few columns: BLAS on the packed factor, column by column, without unpacking it.
+            columns = [np.ascontiguousarray(g, dtype=np.float64) for g in gradients.T]
+            y = [blas.dtpsv(self._dim, packed, g, lower=1) if kind == CHOLESKY
+                 else blas.dtpmv(self._dim, packed, g, lower=1, trans=1) for g in columns]
+            return np.sqrt(sigma2) * np.column_stack(y)
         lower = unpack_lower(packed, self._dim)
         if kind == CHOLESKY:
             return np.sqrt(sigma2) * solve_triangular(lower, gradients, lower=True, check_finite=False)
@@ -246,6 +260,53 @@ class CovarianceStore:
             draws = lower @ np.asarray(z).T
         return np.sqrt(sigma2) * draws.T
 
+    def square_root(self, key: int | str) -> np.ndarray:
+        """A D x D matrix ``S`` with ``Sigma_i = S S^T``."""
+        kind, packed, sigma2 = self._factor(self.index(key))
+        lower = unpack_lower(packed, self._dim)
+        if kind == CHOLESKY:
+            lower = solve_triangular(lower, np.eye(self._dim), lower=True, trans="T", check_finite=False)
+        return np.sqrt(sigma2) * lower
+
+    def mapped(self, rows: np.ndarray, maps: np.ndarray) -> CovarianceStore:
+        """A store whose word k has covariance ``maps[k] Sigma_{rows[k]} maps[k]^T`` (no covariance if -1).
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape (n,)
+            Words of this store, or -1.
+        maps : ndarray, shape (n, D, D)
+            Linear maps applied to each word's vector.
+
+        Returns
+        -------
+        CovarianceStore
+            An in-memory store of kind ``TRANSFORMED`` factors, sigma2 and ranks carried over.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        defined = np.flatnonzero(rows >= 0)
+        defined = defined[self.defined[rows[defined]]]
+        factors = np.empty((defined.size, packed_size(self._dim)))
+        arrays = {"kind": np.full(rows.size, UNDEFINED, np.int8), "rank": np.zeros(rows.size, np.int32),
+                  "n_contexts": np.zeros(rows.size, np.int64), "sigma2": np.full(rows.size, np.nan),
+                  "factor_row": np.full(rows.size, -1, np.int64)}
+        known = rows >= 0
+        arrays["n_contexts"][known] = self.n_contexts[rows[known]]
+        for k, position in enumerate(defined):
+            row = int(rows[position])
+            sigma2 = float(self.sigma2[row])
+            image = maps[position] @ self.square_root(row) / np.sqrt(sigma2)
+            # image image^T = F F^T with F lower triangular: F^T is the R of a QR of image^T.
+            triangle = np.linalg.qr(image.T, mode="r")
+            diagonal = np.abs(np.diag(triangle))
+            factors[k] = pack_lower(triangle.T)
+            arrays["kind"][position] = TRANSFORMED
+            # Stored covariances have square roots of condition below about 700 (the square root of the
+            # 4.5e5 threshold), so 1e-8 separates genuine directions from those the map annihilates.
+            arrays["rank"][position] = int((diagonal > 1e-8 * diagonal.max()).sum())
+            arrays["sigma2"][position], arrays["factor_row"][position] = sigma2, k
+        return CovarianceStore(arrays, factors, self._dim)
+
     def save(self, path: str | os.PathLike) -> None:
         """Write the store to one file, atomically (a lazy store computes every word first).
 
@@ -255,9 +316,9 @@ class CovarianceStore:
         if self._fitter is not None:
             self._compute_all()
         with StoreFileWriter(path, self.shape[0], self._dim, self._factors.shape[0], self.factor_dtype,
-                             self.words) as writer:
+                             self._words) as writer:
             for name in _PER_WORD_ARRAYS:
-                writer.arrays[name][:] = self._arrays[name]
+                writer.arrays[name][:] = getattr(self, "_" + name)
             writer.arrays["factors"][:] = self._factors
 
     @classmethod
@@ -286,9 +347,9 @@ class CovarianceStore:
         return store
 
     def _check_consistency(self, path) -> None:
-        kind, row = self._arrays["kind"], self._arrays["factor_row"]
+        kind, row = self._kind, self._factor_row
         defined = kind != UNDEFINED
-        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE)).all():
+        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED)).all():
             raise ValueError(f"{path}: unknown covariance kinds in the store")
         if (row[defined] < 0).any() or (row[defined] >= self._factors.shape[0]).any():
             raise ValueError(f"{path}: factor rows out of range for {self._factors.shape[0]} factors")
@@ -304,30 +365,30 @@ class CovarianceStore:
         return [self.index(k.item() if isinstance(k, np.generic) else k) for k in np.atleast_1d(keys)]
 
     def _describe(self, i: int) -> str:
-        return f"word {self.words[i]!r} (index {i})" if self.words is not None else f"word index {i}"
+        return f"word {self._words[i]!r} (index {i})" if self._words is not None else f"word index {i}"
 
     def _factor(self, i: int) -> tuple[int, np.ndarray, float]:
         """(kind, packed float64 factor, sigma2) of word i, computing it first in a lazy store."""
-        kind = int(self._arrays["kind"][i])
+        kind = int(self._kind[i])
         if kind == UNDEFINED:
             raise UndefinedCovarianceError(
                 f"{self._describe(i)} has no covariance: it has {self.n_contexts[i]} contexts, and GloVe-V "
                 f"needs more than D = {self._dim}")
         if self._fitter is None:
-            packed = self._factors[self._arrays["factor_row"][i]]
-            return kind, np.asarray(packed, dtype=np.float64), float(self._arrays["sigma2"][i])
+            packed = self._factors[self._factor_row[i]]
+            return kind, np.asarray(packed, dtype=np.float64), float(self._sigma2[i])
         with self._lock:
             cached = self._cache.get(i)
             if cached is not None:
                 self._cache.move_to_end(i)
-                return int(self._arrays["kind"][i]), cached, float(self._arrays["sigma2"][i])
+                return int(self._kind[i]), cached, float(self._sigma2[i])
         fit = self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i])
         with self._lock:
-            self._arrays["kind"][i], self._arrays["rank"][i] = fit.kind, fit.rank
+            self._kind[i], self._rank[i] = fit.kind, fit.rank
             self._cache[i] = fit.factor
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
-        return fit.kind, fit.factor, float(self._arrays["sigma2"][i])
+        return fit.kind, fit.factor, float(self._sigma2[i])
 
     def _dense(self, i: int) -> np.ndarray:
         kind, packed, sigma2 = self._factor(i)
@@ -347,7 +408,7 @@ class CovarianceStore:
         for k, i in enumerate(defined):
             kind, factors[k], _ = self._factor(int(i))
             rows[i] = k
-        self._arrays["factor_row"] = rows
+        self._factor_row = rows
         self._factors = factors
         self._fitter = None
         self._cache.clear()

@@ -112,7 +112,7 @@ def test_transform_is_weighted_least_squares_with_a_free_bias(small_matrix):
 
 
 def test_transform_refuses_rows_with_too_few_contexts(small_matrix):
-    model = GloVeVEstimator(n_components=5, epochs=2, random_state=0, progress=False).fit(small_matrix)
+    model = GloVeVEstimator(n_components=5, epochs=2, random_state=0, n_jobs=1, progress=False).fit(small_matrix)
     rows = sp.lil_matrix((2, small_matrix.shape[0]))
     rows[0, :3] = 1.0
     rows[1, :] = 2.0

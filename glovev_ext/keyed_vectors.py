@@ -1,0 +1,372 @@
+"""KeyedVectorsWithVariance: gensim's KeyedVectors carrying each word's GloVe-V covariance."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+
+import numpy as np
+from gensim.models import KeyedVectors
+from gensim.models.keyedvectors import _KEY_TYPES, _add_word_to_kv
+
+from .covariance_store import CovarianceStore, UndefinedCovarianceError
+
+logger = logging.getLogger(__name__)
+
+_NO_COVARIANCE = -1
+_DRAW_BATCH = 16
+
+
+class KeyedVectorsWithVariance(KeyedVectors):
+    """gensim ``KeyedVectors`` whose words carry the covariance of their GloVe-V centre vector.
+
+    Everything gensim offers works unchanged (``most_similar``, ``evaluate_word_pairs``, saving,
+    ``load_word2vec_format``...). Besides the vectors, the object holds a
+    :class:`~glovev_ext.CovarianceStore` and, for every row of ``vectors``, the store row of its
+    covariance (``covariance_rows``, -1 for none). Covariances are looked up through
+    :meth:`get_index`, so they follow gensim's own key handling. Whatever changes a word's vector
+    through gensim's methods (``add_vector(s)``, ``__setitem__``, ``intersect_word2vec_format``)
+    drops that word's covariance, since the covariance describes the trained vector; words added
+    are marked as having none; reordering and resizing keep every word with its own covariance;
+    ``unit_normalize_all`` maps each covariance through the normalisation Jacobian.
+
+    Parameters
+    ----------
+    vector_size, count, dtype, mapfile_path
+        As for :class:`gensim.models.KeyedVectors`.
+
+    Attributes
+    ----------
+    covariance_store : CovarianceStore or None
+    covariance_rows : ndarray of int64, shape (len(vectors),)
+    """
+
+    def __init__(self, vector_size, count=0, dtype=np.float32, mapfile_path=None):
+        super().__init__(vector_size, count=count, dtype=dtype, mapfile_path=mapfile_path)
+        self.covariance_store: CovarianceStore | None = None
+        self.covariance_rows = np.full(count, _NO_COVARIANCE, np.int64)
+
+    @classmethod
+    def from_estimator(cls, estimator, words: Sequence[str] | None = None,
+                       counts: Sequence[int] | None = None) -> KeyedVectorsWithVariance:
+        """The fitted centre vectors of a :class:`~glovev_ext.GloVeVEstimator`, with their covariances.
+
+        Parameters
+        ----------
+        estimator : GloVeVEstimator
+            A fitted estimator.
+        words : sequence of str, optional
+            Keys; the estimator's ``words_`` by default (required when it has none).
+        counts : sequence of int, optional
+            Word frequencies (e.g. ``CooccurrenceVectorizer.word_counts_``), stored as gensim's
+            ``count`` attribute.
+
+        Returns
+        -------
+        KeyedVectorsWithVariance
+        """
+        vectors = estimator.embedding_
+        words = estimator.words_ if words is None else words
+        if words is None:
+            raise ValueError("the estimator was fitted on a matrix without words; pass words=")
+        words = list(words)
+        if len(words) != vectors.shape[0]:
+            raise ValueError(f"{len(words)} words for {vectors.shape[0]} vectors")
+        kv = cls(vectors.shape[1], 0, dtype=vectors.dtype)
+        KeyedVectors.add_vectors(kv, words, vectors)
+        kv.covariance_store = estimator.covariance_
+        kv.covariance_rows = np.arange(len(words), dtype=np.int64)
+        if counts is not None:
+            kv.expandos["count"] = np.asarray(counts, dtype=np.int64)
+        return kv
+
+    @classmethod
+    def from_keyed_vectors(cls, vectors: KeyedVectors, store: CovarianceStore) -> KeyedVectorsWithVariance:
+        """Any gensim ``KeyedVectors`` with covariances attached by key from a store that knows its words."""
+        kv = cls(vectors.vector_size, 0, dtype=vectors.vectors.dtype)
+        KeyedVectors.add_vectors(kv, list(vectors.index_to_key), vectors.vectors)
+        for attribute, values in vectors.expandos.items():
+            kv.expandos[attribute] = np.array(values)
+        kv.attach_covariances(store)
+        return kv
+
+    def attach_covariances(self, store: CovarianceStore) -> None:
+        """Give each key the covariance the store holds for the same word (none for words it lacks)."""
+        if store.words is None:
+            raise ValueError("the store does not know its words; covariances can only be attached by word")
+        if store.shape[1] != self.vector_size:
+            raise ValueError(f"the store holds {store.shape[1]}-dimensional covariances for "
+                             f"{self.vector_size}-dimensional vectors")
+        index = {word: row for row, word in enumerate(store.words)}
+        self.covariance_store = store
+        self.covariance_rows = np.array([index.get(key, _NO_COVARIANCE) for key in self.index_to_key], np.int64)
+        logger.info("attached covariances to %d of %d keys", int((self.covariance_rows >= 0).sum()), len(self))
+
+    def has_covariance(self, key) -> bool:
+        """Whether ``key`` has a covariance."""
+        row = self._store_row(self.get_index(key))
+        return bool(row >= 0 and self.covariance_store.defined[row])
+
+    def unusable_reason(self, key) -> str | None:
+        """Why ``key`` cannot enter a statistic with uncertainty, or None if it can."""
+        if key not in self.key_to_index:
+            return "not in the vocabulary"
+        row = self._store_row(self.get_index(key))
+        if row < 0:
+            return "no covariance: vector added or replaced"
+        if not self.covariance_store.defined[row]:
+            return f"no covariance: {self.covariance_store.n_contexts[row]} contexts, D = {self.vector_size}"
+        return None
+
+    def covariance_row(self, key) -> int:
+        """Row of ``key`` in :attr:`covariance_store`; raises if it has no covariance."""
+        index = self.get_index(key)
+        row = self._store_row(index)
+        if row < 0:
+            raise UndefinedCovarianceError(f"word {self.index_to_key[index]!r} has no covariance (its vector was "
+                                           "added or replaced after the covariances were computed)")
+        if not self.covariance_store.defined[row]:
+            raise UndefinedCovarianceError(
+                f"word {self.index_to_key[index]!r} has no covariance: it has "
+                f"{self.covariance_store.n_contexts[row]} contexts, and GloVe-V needs more than D = "
+                f"{self.vector_size}")
+        return row
+
+    def covariance(self, key_or_keys) -> np.ndarray:
+        """Covariance of a word's vector (D x D), or a stack (n x D x D) for a list of words."""
+        if isinstance(key_or_keys, _KEY_TYPES):
+            return self.covariance_store[self.covariance_row(key_or_keys)]
+        return np.stack([self.covariance(key) for key in key_or_keys])
+
+    def sample_vectors(self, keys: Sequence, n: int, rng=None) -> np.ndarray:
+        """``n`` joint draws of the vectors of ``keys`` from ``N(w_i, Sigma_i)``, independent across words.
+
+        Returns
+        -------
+        ndarray, shape (n, len(keys), D)
+        """
+        generator = np.random.default_rng(rng)
+        rows = [self.covariance_row(key) for key in keys]
+        draws = np.empty((n, len(rows), self.vector_size))
+        for k, (key, row) in enumerate(zip(keys, rows)):
+            noise = self.covariance_store.transform_normal(row, generator.standard_normal((n, self.vector_size)))
+            draws[:, k] = self.get_vector(key) + noise
+        return draws
+
+    def draw(self, rng=None, keys: Iterable | None = None, missing: str = "raise") -> KeyedVectors:
+        """One draw of the embedding as a plain gensim ``KeyedVectors``.
+
+        Parameters
+        ----------
+        rng : None, int or numpy Generator
+            Seed or generator.
+        keys : iterable, optional
+            Words to draw (all when None).
+        missing : {"raise", "drop", "keep"}
+            What to do with a word without covariance: refuse, leave it out of the draw, or keep
+            its vector fixed (a choice the caller states, never a silent default).
+
+        Returns
+        -------
+        gensim.models.KeyedVectors
+        """
+        return next(self.draws(1, rng=rng, keys=keys, missing=missing))
+
+    def draws(self, n: int, rng=None, keys: Iterable | None = None, missing: str = "raise") -> Iterator[KeyedVectors]:
+        """``n`` independent draws of the embedding (see :meth:`draw`), generated in batches."""
+        if missing not in ("raise", "drop", "keep"):
+            raise ValueError(f"missing must be 'raise', 'drop' or 'keep', got {missing!r}")
+        generator = np.random.default_rng(rng)
+        keys = list(self.index_to_key if keys is None else keys)
+        with_covariance = np.array([self.has_covariance(key) for key in keys], dtype=bool)
+        if missing == "raise" and not with_covariance.all():
+            lacking = [key for key, ok in zip(keys, with_covariance) if not ok]
+            raise UndefinedCovarianceError(f"{len(lacking)} words have no covariance, e.g. {lacking[:5]}; "
+                                           "pass missing='drop' or missing='keep'")
+        if missing == "drop":
+            keys = [key for key, ok in zip(keys, with_covariance) if ok]
+            with_covariance = np.ones(len(keys), dtype=bool)
+        base = np.vstack([self.get_vector(key) for key in keys]) if keys else np.empty((0, self.vector_size))
+        for start in range(0, n, _DRAW_BATCH):
+            batch = np.repeat(base[None], min(_DRAW_BATCH, n - start), axis=0)
+            for k in np.flatnonzero(with_covariance):
+                z = generator.standard_normal((batch.shape[0], self.vector_size))
+                batch[:, k] += self.covariance_store.transform_normal(self.covariance_row(keys[k]), z)
+            for vectors in batch:
+                drawn = KeyedVectors(self.vector_size, 0, dtype=self.vectors.dtype)
+                drawn.add_vectors(keys, vectors)
+                yield drawn
+
+    # --- statistics with uncertainty (glovev_ext.similarity, .bias, .evaluation, .inference) ---------
+
+    def similarity_test(self, word1, word2, **kwargs):
+        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.similarity.similarity`."""
+        from .similarity import similarity
+        return similarity(self, word1, word2, **kwargs)
+
+    def similarities_test(self, pairs, **kwargs):
+        """Several similarities with joint covariance; see :func:`glovev_ext.similarity.similarities`."""
+        from .similarity import similarities
+        return similarities(self, pairs, **kwargs)
+
+    def similarity_difference_test(self, pair1, pair2, **kwargs):
+        """``cos(pair1) - cos(pair2)``; see :func:`glovev_ext.similarity.similarity_difference`."""
+        from .similarity import similarity_difference
+        return similarity_difference(self, pair1, pair2, **kwargs)
+
+    def nearest_neighbors_test(self, word, candidates=None, topn: int = 10, **kwargs):
+        """Neighbours with intervals, adjacent-rank tests, rank probabilities; see
+        :func:`glovev_ext.similarity.nearest_neighbors`."""
+        from .similarity import nearest_neighbors
+        return nearest_neighbors(self, word, candidates, topn, **kwargs)
+
+    def weat_test(self, X, Y, A, B, **kwargs):
+        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.bias.weat`."""
+        from .bias import weat
+        return weat(self, X, Y, A, B, **kwargs)
+
+    def weat_permutation_test(self, X, Y, A, B, **kwargs):
+        """The classic WEAT permutation test; see :func:`glovev_ext.bias.weat_permutation_test`."""
+        from .bias import weat_permutation_test
+        return weat_permutation_test(self, X, Y, A, B, **kwargs)
+
+    def cosine_bias_test(self, group_a, group_b, attributes, **kwargs):
+        """Garg et al. cosine bias with a GloVe-V error; see :func:`glovev_ext.bias.cosine_bias`."""
+        from .bias import cosine_bias
+        return cosine_bias(self, group_a, group_b, attributes, **kwargs)
+
+    def evaluate_word_pairs_with_uncertainty(self, pairs, **kwargs):
+        """Spearman with human ratings and a Monte Carlo interval; see
+        :func:`glovev_ext.evaluation.evaluate_word_pairs`."""
+        from .evaluation import evaluate_word_pairs
+        return evaluate_word_pairs(self, pairs, **kwargs)
+
+    def evaluate_word_analogies_with_uncertainty(self, questions, **kwargs):
+        """Analogy accuracy against random guessing; see :func:`glovev_ext.evaluation.evaluate_analogies`."""
+        from .evaluation import evaluate_analogies
+        return evaluate_analogies(self, questions, **kwargs)
+
+    def statistic_test(self, statistic, **kwargs):
+        """Any :class:`~glovev_ext.Statistic` (one value: a test; several: a family); see
+        :func:`glovev_ext.inference.estimate`."""
+        from .inference import estimate, test
+        return test(self, statistic, **kwargs) if len(statistic.names) == 1 else estimate(self, statistic, **kwargs)
+
+    # --- gensim methods that change rows: keep covariance_rows aligned with vectors ------------------
+
+    def add_vector(self, key, vector):
+        index = super().add_vector(key, vector)
+        self._align_rows()
+        self.covariance_rows[index] = _NO_COVARIANCE
+        self.norms = None
+        return index
+
+    def add_vectors(self, keys, weights, extras=None, replace=False):
+        key_list = [keys] if isinstance(keys, _KEY_TYPES) else list(keys)
+        replaced = [self.key_to_index[key] for key in key_list if key in self.key_to_index] if replace else []
+        result = super().add_vectors(key_list if not isinstance(keys, _KEY_TYPES) else keys, weights,
+                                     extras=extras, replace=replace)
+        self._align_rows()
+        self.covariance_rows[replaced] = _NO_COVARIANCE
+        self.norms = None
+        return result
+
+    def resize_vectors(self, seed=0):
+        result = super().resize_vectors(seed=seed)
+        self._align_rows()
+        return result
+
+    def sort_by_descending_frequency(self):
+        rows_by_key = dict(zip(self.index_to_key, self.covariance_rows))
+        result = super().sort_by_descending_frequency()
+        self.covariance_rows = np.array([rows_by_key.get(key, _NO_COVARIANCE) if key is not None
+                                         else _NO_COVARIANCE for key in self.index_to_key], np.int64)
+        self.norms = None
+        return result
+
+    def intersect_word2vec_format(self, *args, **kwargs):
+        before = self.vectors.copy()
+        result = super().intersect_word2vec_format(*args, **kwargs)
+        changed = np.flatnonzero(np.any(before != self.vectors, axis=1))
+        self.covariance_rows[changed] = _NO_COVARIANCE
+        self.norms = None
+        return result
+
+    def unit_normalize_all(self):
+        """Scale every vector to unit length, mapping each covariance through the Jacobian.
+
+        The Jacobian of ``w -> w / |w|`` is ``(I - u u^T) / |w|`` with ``u = w / |w|``, so each
+        covariance becomes ``J Sigma J^T`` (rank at most D - 1: the radial direction is gone).
+        """
+        if self.covariance_store is not None:
+            norms = np.linalg.norm(self.vectors, axis=1)
+            units = self.vectors / norms[:, None]
+            jacobians = (np.eye(self.vector_size)[None] - units[:, :, None] * units[:, None, :]) / norms[:, None, None]
+            self.covariance_store = self.covariance_store.mapped(self.covariance_rows, jacobians)
+            self.covariance_rows = np.where(self.covariance_rows >= 0, np.arange(len(self.covariance_rows)),
+                                            _NO_COVARIANCE)
+        super().unit_normalize_all()
+
+    def vectors_for_all(self, keys: Iterable, allow_inference: bool = True,
+                        copy_vecattrs: bool = False) -> KeyedVectorsWithVariance:
+        """gensim's ``vectors_for_all``, returning this class with each word's covariance."""
+        vocabulary, seen = [], set()
+        for key in keys:
+            if key not in seen:
+                seen.add(key)
+                if key in (self if allow_inference else self.key_to_index):
+                    vocabulary.append(key)
+        kv = type(self)(self.vector_size, len(vocabulary), dtype=self.vectors.dtype)
+        for key in vocabulary:
+            _add_word_to_kv(kv, None, key, self[key], len(vocabulary))
+            if copy_vecattrs:
+                for attribute in self.expandos:
+                    try:
+                        kv.set_vecattr(key, attribute, self.get_vecattr(key, attribute))
+                    except KeyError:
+                        pass
+        kv.covariance_store = self.covariance_store
+        kv.covariance_rows = np.array([self._store_row(self.get_index(key)) for key in vocabulary], np.int64)
+        return kv
+
+    # --- saving and loading ---------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, fname, mmap=None) -> KeyedVectorsWithVariance:
+        """Load an object saved with :meth:`save` (``mmap='r'`` keeps vectors and covariance factors on disk).
+
+        Raises
+        ------
+        TypeError
+            If the file holds a plain gensim ``KeyedVectors`` (load it with ``KeyedVectors.load`` and
+            use :meth:`from_keyed_vectors`).
+        """
+        loaded = super().load(fname, mmap=mmap)
+        if not isinstance(loaded, cls):
+            raise TypeError(f"{fname} holds a {type(loaded).__name__}, not a {cls.__name__}: load it with "
+                            f"{type(loaded).__name__}.load() and attach covariances with "
+                            f"{cls.__name__}.from_keyed_vectors()")
+        return loaded
+
+    def _load_specials(self, *args, **kwargs):
+        super()._load_specials(*args, **kwargs)
+        # Files written before an attribute existed load with its default.
+        if not hasattr(self, "covariance_store"):
+            self.covariance_store = None
+        if not hasattr(self, "covariance_rows"):
+            self.covariance_rows = np.full(len(self.vectors), _NO_COVARIANCE, np.int64)
+
+    def _store_row(self, index: int) -> int:
+        """Store row of vectors row ``index`` (-1 for none, or for rows gensim added behind our back)."""
+        if self.covariance_store is None or index >= self.covariance_rows.size:
+            return _NO_COVARIANCE
+        return int(self.covariance_rows[index])
+
+    def _align_rows(self) -> None:
+        """Pad (new rows have no covariance) or cut covariance_rows to the length of vectors."""
+        n_rows = len(self.vectors)
+        if self.covariance_rows.size < n_rows:
+            padding = np.full(n_rows - self.covariance_rows.size, _NO_COVARIANCE, np.int64)
+            self.covariance_rows = np.concatenate([self.covariance_rows, padding])
+        else:
+            self.covariance_rows = self.covariance_rows[:n_rows].copy()

@@ -1,0 +1,208 @@
+"""KeyedVectorsWithVariance: gensim behaviour kept, every word keeps its own covariance."""
+
+from __future__ import annotations
+
+import gensim
+import numpy as np
+import pytest
+from gensim.models import KeyedVectors
+from gensim.test import test_keyedvectors as gensim_keyedvectors_tests
+from gensim.test.utils import datapath
+
+import glovev_ext
+from glovev_ext import CovarianceStore, KeyedVectorsWithVariance, UndefinedCovarianceError
+
+
+def random_store(words, dim, rng) -> CovarianceStore:
+    """A store with a distinct random covariance for every word (Cholesky kind)."""
+    from glovev_ext._covariance_kernel import CHOLESKY, pack_lower
+    n = len(words)
+    factors = []
+    for _ in range(n):
+        a = rng.normal(size=(dim + 3, dim))
+        factors.append(pack_lower(np.linalg.cholesky(a.T @ a)))
+    arrays = {"kind": np.full(n, CHOLESKY, np.int8), "rank": np.full(n, dim, np.int32),
+              "n_contexts": np.full(n, dim + 3, np.int64), "sigma2": rng.uniform(0.5, 2.0, n),
+              "factor_row": np.arange(n, dtype=np.int64)}
+    return CovarianceStore(arrays, np.array(factors), dim, words=words)
+
+
+class TestGensimKeyedVectorsCasesOnOurClass(gensim_keyedvectors_tests.TestKeyedVectors):
+    """gensim's own TestKeyedVectors cases, with KeyedVectors replaced by our class everywhere.
+
+    After each case, every key either kept its vector and its own covariance, or had its vector
+    replaced or added and is marked as having no covariance.
+    """
+
+    def setUp(self):
+        self._patched = (gensim_keyedvectors_tests.KeyedVectors, gensim.models.KeyedVectors)
+        gensim_keyedvectors_tests.KeyedVectors = KeyedVectorsWithVariance
+        gensim.models.KeyedVectors = KeyedVectorsWithVariance
+        super().setUp()
+        assert type(self.vectors) is KeyedVectorsWithVariance
+        store = random_store(list(self.vectors.index_to_key), self.vectors.vector_size, np.random.default_rng(0))
+        self.vectors.attach_covariances(store)
+        self.original = {key: (self.vectors[key].copy(), store[key]) for key in self.vectors.index_to_key}
+
+    def tearDown(self):
+        gensim_keyedvectors_tests.KeyedVectors, gensim.models.KeyedVectors = self._patched
+        kv = self.vectors
+        assert len(kv.covariance_rows) >= len(kv.vectors)
+        for key in kv.index_to_key:
+            if key is None:
+                continue
+            vector, covariance = self.original.get(key, (None, None))
+            if vector is not None and np.array_equal(kv[key], vector):
+                np.testing.assert_array_equal(kv.covariance(key), covariance, err_msg=str(key))
+            else:
+                assert not kv.has_covariance(key), key
+
+
+@pytest.fixture(scope="module")
+def model() -> glovev_ext.GloVeVEstimator:
+    X = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False).fit_transform(
+        glovev_ext.load_default_corpus(max_documents=3000))
+    return glovev_ext.GloVeVEstimator(n_components=6, epochs=5, random_state=0, n_jobs=1, progress=False).fit(X)
+
+
+@pytest.fixture
+def kv(model) -> KeyedVectorsWithVariance:
+    return KeyedVectorsWithVariance.from_estimator(model)
+
+
+def test_built_from_an_estimator_in_one_call(model, kv):
+    assert isinstance(kv, KeyedVectors)
+    np.testing.assert_array_equal(kv.vectors, model.embedding_)
+    assert kv.index_to_key == list(model.words_)
+    defined = np.flatnonzero(model.covariance_defined_)
+    word = model.words_[defined[3]]
+    np.testing.assert_array_equal(kv.covariance(word), model.covariance_[int(defined[3])])
+    assert kv.covariance([word, word]).shape == (2, 6, 6)
+    rare = model.words_[np.flatnonzero(~model.covariance_defined_)[0]]
+    assert not kv.has_covariance(rare)
+    with pytest.raises(UndefinedCovarianceError, match=f"word '{rare}' has no covariance: it has"):
+        kv.covariance(rare)
+
+
+def test_gensim_methods_return_what_gensim_returns(model, kv):
+    plain = KeyedVectors(6, 0, dtype=kv.vectors.dtype)
+    plain.add_vectors(list(model.words_), model.embedding_)
+    assert kv.most_similar("man", topn=5) == plain.most_similar("man", topn=5)
+    assert kv.similarity("man", "woman") == plain.similarity("man", "woman")
+    assert kv.evaluate_word_pairs(datapath("wordsim353.tsv")) == plain.evaluate_word_pairs(datapath("wordsim353.tsv"))
+    assert kv.doesnt_match(["man", "woman", "house"]) == plain.doesnt_match(["man", "woman", "house"])
+
+
+def test_evaluate_word_pairs_swap_does_not_confuse_covariances(kv):
+    original = kv.covariance("man")
+    swapped = {key.upper(): kv.get_index(key) for key in kv.index_to_key}
+    kv.key_to_index, saved = swapped, kv.key_to_index
+    try:
+        np.testing.assert_array_equal(kv.covariance("MAN"), original)
+    finally:
+        kv.key_to_index = saved
+
+
+def test_mutations_keep_each_word_with_its_own_covariance(model, kv):
+    before = {key: kv.covariance(key) for key in ("man", "woman", "house")}
+    kv.add_vectors(["zzz-new", "man"], np.ones((2, 6)), replace=False)
+    assert not kv.has_covariance("zzz-new") and kv.has_covariance("man")
+    kv["woman"] = np.full(6, 0.5)
+    assert not kv.has_covariance("woman")
+    counts = np.random.default_rng(1).integers(1, 1000, len(kv))
+    kv.expandos["count"] = counts
+    kv.sort_by_descending_frequency()
+    np.testing.assert_array_equal(kv.covariance("man"), before["man"])
+    np.testing.assert_array_equal(kv.covariance("house"), before["house"])
+    subset = kv.vectors_for_all(["house", "man", "zzz-new", "not-a-word"])
+    assert type(subset) is KeyedVectorsWithVariance and subset.index_to_key == ["house", "man", "zzz-new"]
+    np.testing.assert_array_equal(subset.covariance("house"), before["house"])
+    assert not subset.has_covariance("zzz-new")
+    kv.index_to_key.append("zzz-resized")
+    kv.key_to_index["zzz-resized"] = len(kv.index_to_key) - 1
+    kv.resize_vectors()
+    assert not kv.has_covariance("zzz-resized")
+    np.testing.assert_array_equal(kv.covariance("man"), before["man"])
+    index = kv.add_vector("zzz-single", np.zeros(6))
+    assert kv.index_to_key[index] == "zzz-single" and not kv.has_covariance("zzz-single")
+    assert kv.norms is None
+
+
+def test_unit_normalize_all_maps_covariances_through_the_jacobian(kv):
+    w = kv["man"].astype(np.float64)
+    sigma = kv.covariance("man")
+    norm = np.linalg.norm(w)
+    jacobian = (np.eye(6) - np.outer(w, w) / norm**2) / norm
+    kv.unit_normalize_all()
+    np.testing.assert_allclose(np.linalg.norm(kv.vectors, axis=1), 1.0)
+    np.testing.assert_allclose(kv.covariance("man"), jacobian @ sigma @ jacobian.T, rtol=1e-9, atol=1e-15)
+    assert kv.covariance_store.rank[kv.covariance_row("man")] == 5
+
+
+@pytest.mark.parametrize("mmap", [None, "r"])
+def test_save_and_load_round_trip(kv, tmp_path, mmap):
+    path = str(tmp_path / "model.kv")
+    kv.save(path, sep_limit=0)
+    loaded = KeyedVectorsWithVariance.load(path, mmap=mmap)
+    assert type(loaded) is KeyedVectorsWithVariance
+    np.testing.assert_array_equal(loaded.vectors, kv.vectors)
+    np.testing.assert_array_equal(loaded.covariance_rows, kv.covariance_rows)
+    assert loaded.index_to_key == kv.index_to_key
+    for name in ("_kind", "_rank", "_n_contexts", "_sigma2", "_factor_row", "_factors"):
+        np.testing.assert_array_equal(getattr(loaded.covariance_store, name), getattr(kv.covariance_store, name))
+    np.testing.assert_array_equal(loaded.covariance("man"), kv.covariance("man"))
+    if mmap:
+        assert isinstance(loaded.vectors, np.memmap)
+        assert isinstance(loaded.covariance_store._factors, np.memmap)
+
+
+def test_loading_a_plain_keyedvectors_file_is_refused(model, tmp_path):
+    plain = KeyedVectors(6)
+    plain.add_vectors(list(model.words_), model.embedding_)
+    path = str(tmp_path / "plain.kv")
+    plain.save(path)
+    with pytest.raises(TypeError, match="holds a KeyedVectors, not a KeyedVectorsWithVariance"):
+        KeyedVectorsWithVariance.load(path)
+
+
+def test_files_written_before_an_attribute_existed_still_load(kv, tmp_path):
+    del kv.covariance_rows
+    path = str(tmp_path / "old.kv")
+    kv.save(path)
+    loaded = KeyedVectorsWithVariance.load(path)
+    assert (loaded.covariance_rows == -1).all() and not loaded.has_covariance("man")
+
+
+def test_load_word2vec_format_builds_our_class_and_covariances_attach_by_word(model, kv, tmp_path):
+    path = str(tmp_path / "vectors.txt")
+    kv.save_word2vec_format(path)
+    loaded = KeyedVectorsWithVariance.load_word2vec_format(path)
+    assert type(loaded) is KeyedVectorsWithVariance and not loaded.has_covariance("man")
+    loaded.sort_by_descending_frequency()
+    loaded.attach_covariances(model.covariance_)
+    np.testing.assert_array_equal(loaded.covariance("woman"), kv.covariance("woman"))
+
+
+def test_draws_match_the_stored_covariance(kv):
+    draws = kv.sample_vectors(["man", "house"], 20000, rng=3)
+    sigma = kv.covariance("man")
+    sample = np.cov(draws[:, 0].T)
+    standard_error = np.sqrt((np.outer(np.diag(sigma), np.diag(sigma)) + sigma**2) / 20000)
+    assert (np.abs(sample - sigma) <= 5 * standard_error).all()
+    np.testing.assert_allclose(draws[:, 0].mean(axis=0), kv["man"], atol=5 * np.sqrt(np.diag(sigma).max() / 20000))
+    assert abs(np.corrcoef(draws[:, 0, 0], draws[:, 1, 0])[0, 1]) < 0.05
+
+
+def test_whole_keyedvectors_draws_are_seeded_and_say_what_they_drop(kv):
+    first = kv.draw(rng=7, keys=["man", "woman"])
+    again = kv.draw(rng=7, keys=["man", "woman"])
+    assert type(first) is KeyedVectors
+    np.testing.assert_array_equal(first.vectors, again.vectors)
+    assert not np.array_equal(first["man"], kv["man"])
+    rare = next(key for key in kv.index_to_key if not kv.has_covariance(key))
+    with pytest.raises(UndefinedCovarianceError, match="pass missing='drop' or missing='keep'"):
+        kv.draw(keys=["man", rare])
+    assert kv.draw(keys=["man", rare], missing="drop").index_to_key == ["man"]
+    kept = kv.draw(keys=["man", rare], missing="keep")
+    np.testing.assert_array_equal(kept[rare], kv[rare])
+    assert len(list(kv.draws(20, rng=1, keys=["man"]))) == 20

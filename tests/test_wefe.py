@@ -1,0 +1,36 @@
+"""WEFE (the word-embedding fairness framework) takes our KeyedVectors unchanged.
+
+WEFE pins numpy <= 1.26.4 and scipy < 1.13, so it cannot share the main test environment;
+``.ci/run`` runs this file in a second environment with ``pip install '.[wefe]'``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import glovev_ext
+
+wefe = pytest.importorskip("wefe")
+from wefe.metrics import WEAT  # noqa: E402
+from wefe.query import Query  # noqa: E402
+from wefe.word_embedding_model import WordEmbeddingModel  # noqa: E402
+
+
+def test_wefe_runs_a_weat_query_on_our_object():
+    X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
+        glovev_ext.load_default_corpus(max_documents=6000))
+    model = glovev_ext.GloVeVEstimator(10, epochs=5, random_state=0, n_jobs=1, progress=False).fit(X)
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
+    query = Query([["he", "man", "boy", "father"], ["she", "woman", "girl", "mother"]],
+                  [["work", "money", "business"], ["home", "house", "family"]],
+                  ["Male", "Female"], ["Career", "Family"])
+    result = WEAT().run_query(query, WordEmbeddingModel(kv, "glovev"))
+
+    def association(word, first, second):
+        return np.mean([kv.similarity(word, a) for a in first]) - np.mean([kv.similarity(word, b) for b in second])
+
+    targets, attributes = query.target_sets, query.attribute_sets
+    expected = (sum(association(w, *attributes) for w in targets[0])
+                - sum(association(w, *attributes) for w in targets[1]))
+    assert result["weat"] == pytest.approx(expected, rel=1e-6)
