@@ -268,6 +268,35 @@ class CovarianceStore(SaveLoad):
             lower = solve_triangular(lower, np.eye(self._dim), lower=True, trans="T", check_finite=False)
         return np.sqrt(sigma2) * lower
 
+    def take(self, rows: np.ndarray, words: Sequence[str] | None = None) -> CovarianceStore:
+        """An in-memory store of the given words (``-1``: a word without covariance), factors copied as stored.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            Words of this store, in the order wanted.
+        words : sequence of str, optional
+            Words of the new store (by default this store's words at ``rows``).
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        known = rows >= 0
+        arrays = {"kind": np.full(rows.size, UNDEFINED, np.int8), "rank": np.zeros(rows.size, np.int32),
+                  "n_contexts": np.zeros(rows.size, np.int64), "sigma2": np.full(rows.size, np.nan),
+                  "factor_row": np.full(rows.size, -1, np.int64)}
+        for name in ("n_contexts", "sigma2"):
+            arrays[name][known] = getattr(self, "_" + name)[rows[known]]
+        defined = np.flatnonzero(known)
+        defined = defined[self.defined[rows[defined]]]
+        factors = np.empty((defined.size, packed_size(self._dim)), dtype=self.factor_dtype)
+        for k, position in enumerate(defined):
+            kind, packed, _ = self._factor(int(rows[position]))
+            factors[k] = packed
+            arrays["kind"][position], arrays["rank"][position] = kind, self._rank[rows[position]]
+            arrays["factor_row"][position] = k
+        if words is None and self._words is not None:
+            words = [self._words[r] if r >= 0 else f"<no covariance {i}>" for i, r in enumerate(rows)]
+        return CovarianceStore(arrays, factors, self._dim, words=words)
+
     def mapped(self, rows: np.ndarray, maps: np.ndarray) -> CovarianceStore:
         """A store whose word k has covariance ``maps[k] Sigma_{rows[k]} maps[k]^T`` (no covariance if -1).
 
@@ -449,7 +478,7 @@ class StoreFileWriter:
             for name, dtype, shape in self._layout:
                 offsets[name] = [position, dtype.str, list(shape)]
                 position = _aligned(position + dtype.itemsize * int(np.prod(shape)))
-            header_bytes = json.dumps({**self._header, "arrays": offsets}).encode("utf-8")
+            header_bytes = json.dumps({**self._header, "arrays": offsets, "size": position}).encode("utf-8")
             if len(_MAGIC) + 8 + len(header_bytes) <= region:
                 break
             region = _aligned(len(_MAGIC) + 8 + len(header_bytes) + 4096)
@@ -498,6 +527,9 @@ def _read_header(path: Path) -> tuple[dict, dict]:
         raise ValueError(f"{path}: unreadable header ({error})") from None
     if header.get("version", 0) > _FORMAT_VERSION:
         raise ValueError(f"{path} was written by a newer glovev-ext (format {header['version']})")
+    if "size" in header and header["size"] != size:
+        state = "truncated" if size < header["size"] else "longer than written"
+        raise ValueError(f"{path} is {state}: {size} bytes, the header says {header['size']}")
     offsets = {name: (int(o), np.dtype(d), tuple(s)) for name, (o, d, s) in header["arrays"].items()}
     for name, (offset, dtype, shape) in offsets.items():
         end = offset + dtype.itemsize * int(np.prod(shape))
