@@ -12,6 +12,7 @@ from .bias import compare_biases, cosine_bias, cosine_bias_statistic, weat, weat
 from .evaluation import evaluate_analogies, evaluate_word_pairs
 from .inference import estimate, test
 from .keyed_vectors import KeyedVectorsWithVariance
+from .model_directory import load_model, save_model
 from .results import InferenceResult, ResultFamily
 from .similarity import NeighborsResult, nearest_neighbors, similarities, similarity, similarity_difference
 from .statistic import Statistic, cosine_statistic, stack
@@ -36,6 +37,7 @@ __all__ = [
     "nearest_neighbors",
     "similarities",
     "similarity",
+    "save_model",
     "similarity_difference",
     "stack",
     "test",
@@ -57,5 +59,6 @@ __all__ = [
     "glove_cost",
     "glove_weights",
     "load_default_corpus",
+    "load_model",
     "train_glove",
 ]

@@ -1,27 +1,32 @@
-"""The ``glovev`` command line: the main job from a corpus to trained vectors, with a report."""
+"""The ``glovev`` command line: fit a corpus into a saved model, then ask it questions with error bars."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
-from gensim.models import KeyedVectors
+import pandas as pd
 from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .corpus import LineCorpus, default_corpus_path, load_default_corpus
 from .estimator import GloVeVEstimator
+from .keyed_vectors import KeyedVectorsWithVariance
+from .model_directory import load_model, save_model
 from .vectorizer import CooccurrenceVectorizer
 
 _PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
+EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``glovev`` command; returns the process exit status."""
+    """Run the ``glovev`` command; returns the process exit status (0 ok, 2 bad input, 1 other error)."""
     parser = _build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
@@ -29,85 +34,285 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with logging_redirect_tqdm():
             return args.run(args)
-    except (FileNotFoundError, ValueError, TypeError) as error:
-        print(f"glovev: error: {error}", file=sys.stderr)
-        return 2
+    except (FileNotFoundError, ValueError, TypeError, KeyError, ImportError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"glovev: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glovev", description="GloVe embeddings with error bars (GloVe-V).")
     subcommands = parser.add_subparsers(dest="command", required=True)
-    fit = subcommands.add_parser(
-        "fit", help="count a corpus and train GloVe on it",
-        description="Count co-occurrences of a corpus (one document per line; a text file, .gz/.bz2/.xz, or "
-                    "a folder of them) and train GloVe. Without CORPUS, the embedded default corpus is used.")
+
+    fit = _subcommand(subcommands, "fit", _run_fit, "count a corpus, train GloVe and compute GloVe-V covariances",
+                      "Fit a corpus (one document per line; a text file, .gz/.bz2/.xz, or a folder of them) or a "
+                      "folder of Stanford GloVe output into a saved model. Without CORPUS, the embedded default "
+                      "corpus is used.")
     fit.add_argument("corpus", nargs="?", help="corpus file or folder (default: the embedded corpus)")
+    fit.add_argument("--glove-folder", help="folder of Stanford GloVe output (vocab.txt, cooccurrence.bin, "
+                                            "vectors.bin) instead of a corpus")
+    fit.add_argument("--output", default="glovev_model", help="model directory to write (default ./glovev_model)")
     fit.add_argument("--dim", type=int, default=50, help="embedding dimension D (default 50)")
     fit.add_argument("--epochs", type=int, default=25, help="training epochs (default 25)")
+    fit.add_argument("--x-max", type=float, default=100.0, help="weighting cut-off x_max (default 100)")
     fit.add_argument("--window", type=int, default=8, help="context words on each side (default 8)")
     fit.add_argument("--min-count", type=int, default=5, help="minimum word frequency (default 5)")
     fit.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words")
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
     fit.add_argument("--threads", type=int, default=-1, help="threads (default: all cores)")
     fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    fit.add_argument("--quiet", action="store_true", help="no progress bars or log lines")
-    fit.set_defaults(run=_run_fit)
+
+    similarity = _query(subcommands, "similarity", _run_similarity, "cosine similarity of two words with an "
+                        "interval and p-value; with --versus, the difference from a second pair")
+    similarity.add_argument("word1")
+    similarity.add_argument("word2")
+    similarity.add_argument("--versus", nargs=2, metavar=("WORD3", "WORD4"),
+                            help="test cos(word1, word2) - cos(word3, word4) with their joint covariance")
+    similarity.add_argument("--null", type=float, default=0.0, help="null value (default 0)")
+    _add_test_options(similarity)
+
+    neighbors = _query(subcommands, "neighbors", _run_neighbors, "nearest neighbours with intervals, tests "
+                       "between adjacent ranks and rank probabilities")
+    neighbors.add_argument("word")
+    neighbors.add_argument("--topn", type=int, default=10, help="neighbours from the vocabulary (default 10)")
+    neighbors.add_argument("--candidates", help="candidate words: a file (one per line) or a comma-separated list")
+    neighbors.add_argument("--draws", type=int, default=2000, help="Monte Carlo draws for ranks (default 2000)")
+    neighbors.add_argument("--seed", type=int, default=0)
+    neighbors.add_argument("--plot", help="also write a forest plot to this PNG")
+
+    weat = _query(subcommands, "weat", _run_weat, "WEAT effect size and statistic with GloVe-V errors, and the "
+                  "classic permutation test")
+    for name, role in (("x", "first target"), ("y", "second target"), ("a", "first attribute"),
+                       ("b", "second attribute")):
+        weat.add_argument(f"--{name}", required=True, help=f"{role} words: a file or a comma-separated list")
+    weat.add_argument("--ddof", type=int, default=1, help="ddof of the effect size's standard deviation (default 1)")
+    weat.add_argument("--permutations", type=int, default=None,
+                      help="sampled permutations (default: exact when there are at most 100,000 partitions)")
+    weat.add_argument("--seed", type=int, default=0)
+    _add_test_options(weat, missing=True)
+
+    bias = _query(subcommands, "bias", _run_bias, "Garg et al. cosine bias of attributes between two groups")
+    bias.add_argument("--group-a", required=True, help="group A words (file or comma-separated)")
+    bias.add_argument("--group-b", required=True, help="group B words (file or comma-separated)")
+    bias.add_argument("--attributes", required=True, help="attribute words (file or comma-separated)")
+    _add_test_options(bias, missing=True)
+
+    evaluate = _query(subcommands, "evaluate", _run_evaluate, "Spearman correlation with a word-similarity "
+                      "benchmark, with a Monte Carlo interval")
+    evaluate.add_argument("--pairs", help="benchmark file: word1<TAB>word2<TAB>score (default: gensim's "
+                                          "WordSim-353)")
+    evaluate.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws (default 1000)")
+    evaluate.add_argument("--seed", type=int, default=0)
+
+    plot = _query(subcommands, "plot", _run_plot, "write a figure as a PNG: variance against frequency, or "
+                  "uncertainty ellipses of words")
+    plot.add_argument("figure", choices=("variance", "ellipses"))
+    plot.add_argument("--words", help="words for the ellipses (file or comma-separated)")
+    plot.add_argument("--output", required=True, help="PNG file to write")
+    plot.add_argument("--seed", type=int, default=0)
     return parser
 
 
-def _run_fit(args: argparse.Namespace) -> int:
-    if args.corpus is None:
-        corpus = load_default_corpus()
-        print(f"corpus: the embedded default corpus ({default_corpus_path().name}; no corpus given)")
+def _subcommand(subcommands, name: str, run, summary: str, description: str | None = None):
+    parser = subcommands.add_parser(name, help=summary, description=description or summary)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars or log lines")
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _query(subcommands, name: str, run, summary: str):
+    parser = _subcommand(subcommands, name, run, summary)
+    parser.add_argument("model", help="model directory written by 'glovev fit'")
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    return parser
+
+
+def _add_test_options(parser, missing: bool = False) -> None:
+    parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided")
+    parser.add_argument("--method", choices=("delta", "monte carlo"), default="delta")
+    parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
+    if missing:
+        parser.add_argument("--missing", choices=("raise", "drop"), default="raise",
+                            help="words out of the vocabulary or without covariance: refuse (default) or drop")
+
+
+def _words(value: str) -> list[str]:
+    """A word list given as a file (one or more words per line, # comments) or as comma-separated words."""
+    path = Path(value)
+    if path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [word for line in lines if not line.startswith("#") for word in line.split()]
+    if "," in value or " " not in value:
+        return [word.strip() for word in value.split(",") if word.strip()]
+    raise FileNotFoundError(f"word list {value!r} is neither a file nor a comma-separated list")
+
+
+def _emit(frame: pd.DataFrame, fmt: str, title: str = "") -> None:
+    if fmt == "csv":
+        print(frame.to_csv(), end="")
+    elif fmt == "json":
+        print(json.dumps(json.loads(frame.to_json(orient="index")), indent=1))
     else:
-        corpus = LineCorpus(args.corpus)
-        print(f"corpus: {corpus.source}")
+        if title:
+            print(title)
+        with pd.option_context("display.width", 200, "display.max_columns", 20):
+            print(frame.to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def _load(args) -> KeyedVectorsWithVariance:
+    kv, _ = load_model(args.model)
+    return kv
+
+
+def _run_fit(args: argparse.Namespace) -> int:
     show_progress = not args.quiet
+    started = time.perf_counter()
+    if args.glove_folder:
+        if args.corpus:
+            raise ValueError("give a corpus or --glove-folder, not both")
+        from .adapters import load_glove_folder
+        model, kv = load_glove_folder(args.glove_folder, x_max=args.x_max, n_jobs=args.threads,
+                                      progress=show_progress)
+        source = f"Stanford GloVe output in {args.glove_folder}"
+        print(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
+    else:
+        if args.corpus is None:
+            corpus = load_default_corpus()
+            source = f"the embedded default corpus ({default_corpus_path().name})"
+            print(f"corpus: {source}; no corpus given")
+        else:
+            corpus = LineCorpus(args.corpus)
+            source = str(corpus.source)
+            print(f"corpus: {source}")
+        vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count,
+                                            max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
+                                            n_jobs=args.threads, progress=show_progress)
+        start = time.perf_counter()
+        cooccurrence = vectorizer.fit_transform(corpus)
+        seconds = time.perf_counter() - start
+        print(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
+              f"{cooccurrence.shape[0]:,} words (min_count {args.min_count}), {cooccurrence.nnz:,} nonzero "
+              f"co-occurrences, window {args.window}  [{seconds:.1f} s, "
+              f"{vectorizer.n_tokens_ / seconds / 1e6:.2f}M tokens/s]")
+        start = time.perf_counter()
+        model = GloVeVEstimator(args.dim, epochs=args.epochs, x_max=args.x_max, random_state=args.seed,
+                                n_jobs=args.threads, progress=show_progress).fit(cooccurrence)
+        costs = model.training_costs_
+        print(f"trained: D={args.dim}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}  "
+              f"[{time.perf_counter() - start:.1f} s]")
+        kv = KeyedVectorsWithVariance.from_estimator(model, counts=vectorizer.word_counts_)
+    print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words "
+          f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch; the others have {kv.vector_size} "
+          f"or fewer contexts)")
+    _print_uncertainty_by_frequency(kv)
+    _print_evaluation(kv)
+    directory = save_model(kv, args.output, metadata={
+        "source": source, "dim": kv.vector_size, "x_max": args.x_max, "seconds": time.perf_counter() - started})
+    print(f"saved: {directory}  (ask it: glovev similarity {directory} man woman)")
+    return EXIT_OK
 
-    vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count,
-                                        max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
-                                        n_jobs=args.threads, progress=show_progress)
-    start = time.perf_counter()
-    cooccurrence = vectorizer.fit_transform(corpus)
-    count_seconds = time.perf_counter() - start
-    print(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
-          f"{cooccurrence.shape[0]:,} words (min_count {args.min_count}), {cooccurrence.nnz:,} nonzero "
-          f"co-occurrences, window {args.window}  [{count_seconds:.1f} s, "
-          f"{vectorizer.n_tokens_ / count_seconds / 1e6:.2f}M tokens/s]")
 
-    start = time.perf_counter()
-    model = GloVeVEstimator(args.dim, epochs=args.epochs, random_state=args.seed, n_jobs=args.threads,
-                            progress=show_progress).fit(cooccurrence)
-    fit_seconds = time.perf_counter() - start
-    costs = model.training_costs_
-    print(f"trained: D={args.dim}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}; "
-          f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {cooccurrence.shape[0]:,} words "
-          f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch; the others have {args.dim} or "
-          f"fewer contexts)  [{fit_seconds:.1f} s]")
-    _print_uncertainty_by_frequency(model, vectorizer.word_counts_)
+def _print_uncertainty_by_frequency(kv: KeyedVectorsWithVariance) -> None:
+    """Median standard error of a centre-vector component in four frequency bands (rarest last)."""
+    keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
+    if not keys:
+        return
+    rows = np.array([kv.covariance_row(key) for key in keys])
+    standard_errors = np.sqrt(kv.covariance_store.diagonal(rows).mean(axis=1))
+    counts = np.array([kv.get_vecattr(key, "count") for key in keys])
+    order = np.argsort(-counts, kind="stable")
+    print("median standard error of a centre-vector component, by word frequency:")
+    for band in np.array_split(order, 4):
+        print(f"  words seen {counts[band].min():,}-{counts[band].max():,} times: "
+              f"{np.median(standard_errors[band]):.4f}")
 
-    vectors = KeyedVectors(args.dim)
-    vectors.add_vectors(list(cooccurrence.words), model.embedding_)
-    _, (rho, p_value), oov_percent = vectors.evaluate_word_pairs(datapath("wordsim353.tsv"))
+
+def _print_evaluation(kv: KeyedVectorsWithVariance) -> None:
+    _, (rho, p_value), oov_percent = kv.evaluate_word_pairs(datapath("wordsim353.tsv"))
     print(f"WordSim-353 (centre vectors): Spearman rho = {rho:.3f} (p = {p_value:.2g}), "
           f"{100 - oov_percent:.0f}% of pairs in vocabulary")
     print("nearest neighbours by cosine of centre vectors:")
-    for word in (w for w in _PROBE_WORDS if w in vectors.key_to_index):
-        neighbours = ", ".join(f"{other} {similarity:.2f}" for other, similarity in vectors.most_similar(word, topn=5))
+    for word in (w for w in _PROBE_WORDS if w in kv.key_to_index):
+        neighbours = ", ".join(f"{other} {similarity:.2f}" for other, similarity in kv.most_similar(word, topn=5))
         print(f"  {word}: {neighbours}")
-    return 0
 
 
-def _print_uncertainty_by_frequency(model: GloVeVEstimator, word_counts: np.ndarray) -> None:
-    """Median standard error of a centre-vector component in four frequency bands (rarest last)."""
-    defined = np.flatnonzero(model.covariance_defined_)
-    if defined.size == 0:
-        return
-    standard_errors = np.sqrt(model.covariance_.diagonal(defined).mean(axis=1))
-    print("median standard error of a centre-vector component, by word frequency:")
-    for band in np.array_split(np.arange(defined.size), 4):
-        counts = word_counts[defined[band]]
-        print(f"  words seen {counts.min():,}-{counts.max():,} times: {np.median(standard_errors[band]):.4f}")
+def _run_similarity(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    pair = (args.word1, args.word2)
+    if args.versus:
+        result = kv.similarity_difference_test(pair, tuple(args.versus), alternative=args.alternative,
+                                               method=args.method)
+    else:
+        result = kv.similarity_test(*pair, null_value=args.null, alternative=args.alternative, method=args.method)
+    _emit(result.summary_frame(args.alpha), args.format, f"{result.method}; uncertainty: {result.uncertainty}")
+    return EXIT_OK
+
+
+def _run_neighbors(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    candidates = _words(args.candidates) if args.candidates else None
+    result = kv.nearest_neighbors_test(args.word, candidates, args.topn, n_draws=args.draws, rng=args.seed)
+    _emit(result.summary_frame(), args.format, f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)")
+    if args.plot:
+        from .plots import plot_neighbors
+        _save_figure(plot_neighbors(result), args.plot)
+    return EXIT_OK
+
+
+def _run_weat(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    lists = [_words(value) for value in (args.x, args.y, args.a, args.b)]
+    family = kv.weat_test(*lists, ddof=args.ddof, missing=args.missing, method=args.method,
+                          alternative=args.alternative)
+    permutation = kv.weat_permutation_test(*lists, missing=args.missing, n_permutations=args.permutations,
+                                           rng=args.seed, alternative="larger" if args.alternative == "two-sided"
+                                           else args.alternative)
+    frame = family.summary_frame(args.alpha)
+    frame["permutation p"] = [permutation.pvalue, permutation.pvalue]
+    _emit(frame, args.format, f"WEAT, {family.method}; permutation test over {permutation.draws.size} "
+                              f"partitions ({permutation.alternative}); dropped: {len(family.dropped)}")
+    return EXIT_OK
+
+
+def _run_bias(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    result = kv.cosine_bias_test(_words(args.group_a), _words(args.group_b), _words(args.attributes),
+                                 missing=args.missing, method=args.method, alternative=args.alternative)
+    _emit(result.summary_frame(args.alpha), args.format, f"cosine bias, {result.method}; dropped: "
+                                                          f"{', '.join(result.dropped) or 'none'}")
+    return EXIT_OK
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    kv = _load(args)
+    pairs = args.pairs or datapath("wordsim353.tsv")
+    result = kv.evaluate_word_pairs_with_uncertainty(pairs, n_draws=args.draws, rng=args.seed)
+    _emit(result.summary_frame(), args.format, f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; "
+                                               f"{len(result.dropped)} pairs dropped")
+    return EXIT_OK
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from . import plots
+    kv = _load(args)
+    if args.figure == "variance":
+        ax = plots.plot_variance_by_frequency(kv, rng=args.seed)
+    else:
+        if not args.words:
+            raise ValueError("the ellipses figure needs --words")
+        words = _words(args.words)
+        for word in words:
+            kv.covariance_row(word)
+        ax = plots.plot_uncertainty_ellipses(kv, words, rng=args.seed)
+    _save_figure(ax, args.output)
+    return EXIT_OK
+
+
+def _save_figure(ax, path: str) -> None:
+    ax.figure.tight_layout()
+    ax.figure.savefig(path, dpi=120)
+    print(f"figure written: {path}")
 
 
 if __name__ == "__main__":

@@ -48,8 +48,8 @@ def resolve_words(kv: KeyedVectorsWithVariance, words: Sequence, missing: str = 
             dropped.append(f"{word} ({reason})")
     if dropped and missing == "raise":
         raise UndefinedCovarianceError(f"{len(dropped)} words cannot be used: {', '.join(dropped[:10])}"
-                                       f"{' ...' if len(dropped) > 10 else ''}; pass missing='drop' to leave "
-                                       "them out")
+                                       f"{' ...' if len(dropped) > 10 else ''}; pass missing='drop' (--missing drop on the "
+                                       "command line) to leave them out")
     return kept, dropped
 
 

@@ -102,6 +102,17 @@ class KeyedVectorsWithVariance(KeyedVectors):
         self.covariance_rows = np.array([index.get(key, _NO_COVARIANCE) for key in self.index_to_key], np.int64)
         logger.info("attached covariances to %d of %d keys", int((self.covariance_rows >= 0).sum()), len(self))
 
+    def get_vector(self, key, norm=False):
+        """gensim's ``get_vector``, as a read-only copy.
+
+        gensim's ``unitvec`` rescales a float64 vector in place through BLAS, past the read-only
+        flag of the view ``get_vector`` returns, so ``similarity()`` would overwrite float64
+        embeddings (gensim 4.4); a copy keeps ours intact.
+        """
+        result = np.array(super().get_vector(key, norm=norm))
+        result.setflags(write=False)
+        return result
+
     def has_covariance(self, key) -> bool:
         """Whether ``key`` has a covariance."""
         row = self._store_row(self.get_index(key))

@@ -1,67 +1,183 @@
-"""The glovev command line, checked against the library API."""
+"""The glovev command line: every subcommand against the library API, and every error path."""
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
+from gensim.test.utils import datapath
 
 import glovev_ext
 from glovev_ext.cli import main
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+FIT = ["--dim", "8", "--epochs", "3", "--quiet", "--threads", "1"]
 
 
-@pytest.fixture
-def small_corpus_file(tmp_path) -> Path:
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(glovev_ext.load_default_corpus(max_documents=3000)) + "\n", encoding="utf-8")
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n".join(glovev_ext.load_default_corpus(max_documents=4000)) + "\n", encoding="utf-8")
     return path
 
 
-def test_fit_reports_the_numbers_the_library_computes(small_corpus_file, capsys):
-    assert main(["fit", str(small_corpus_file), "--dim", "10", "--epochs", "3", "--quiet", "--threads", "1"]) == 0
-    out = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def model_dir(corpus_file, tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("model") / "model"
+    assert main(["fit", str(corpus_file), "--output", str(directory), *FIT]) == 0
+    return directory
+
+
+@pytest.fixture(scope="module")
+def kv(model_dir):
+    return glovev_ext.load_model(model_dir)[0]
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    status = main(list(map(str, args)))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir, kv, capsys, tmp_path):
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "again", *FIT)
+    assert status == 0
     vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
-    X = vectorizer.fit_transform(glovev_ext.LineCorpus(small_corpus_file))
-    model = glovev_ext.GloVeVEstimator(10, epochs=3, random_state=0, n_jobs=1, progress=False).fit(X)
+    X = vectorizer.fit_transform(glovev_ext.LineCorpus(corpus_file))
+    model = glovev_ext.GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, progress=False).fit(X)
     assert f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents" in out
-    assert f"-> {X.shape[0]:,} words (min_count 5), {X.nnz:,} nonzero" in out
-    costs = model.training_costs_
-    assert f"cost {costs[0]:.4f} -> {costs[-1]:.4f}" in out
+    assert f"cost {model.training_costs_[0]:.4f} -> {model.training_costs_[-1]:.4f}" in out
     assert (f"covariances for {int(model.covariance_defined_.sum()):,} of {X.shape[0]:,} words "
             f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch") in out
-    defined = np.flatnonzero(model.covariance_defined_)
-    errors = np.sqrt(model.covariance_.diagonal(defined).mean(axis=1))
-    rarest = np.array_split(np.arange(defined.size), 4)[-1]
+    np.testing.assert_array_equal(kv.vectors, model.embedding_)
+    word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
+    np.testing.assert_array_equal(kv.covariance(word), model.covariance_[word])
+    assert kv.get_vecattr(word, "count") == vectorizer.word_counts_[list(X.words).index(word)]
     band_lines = [line for line in out.splitlines() if line.startswith("  words seen")]
-    assert len(band_lines) == 4 and band_lines[-1].endswith(f"{np.median(errors[rarest]):.4f}")
-    assert "WordSim-353" in out
+    assert len(band_lines) == 4
+    saved = glovev_ext.load_model(tmp_path / "again")[1]
+    assert saved["source"] == str(corpus_file) and saved["dim"] == 8
 
 
-def test_fit_without_corpus_says_it_uses_the_embedded_corpus(monkeypatch, capsys):
-    monkeypatch.setattr(glovev_ext.cli, "load_default_corpus", lambda: glovev_ext.load_default_corpus(500))
-    assert main(["fit", "--dim", "5", "--epochs", "1", "--quiet", "--min-count", "3"]) == 0
-    assert "embedded default corpus" in capsys.readouterr().out
+def test_fit_without_corpus_says_it_uses_the_embedded_corpus(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(glovev_ext.cli, "load_default_corpus", lambda: glovev_ext.load_default_corpus(600))
+    status, out, _ = run(capsys, "fit", "--output", tmp_path / "m", "--dim", "5", "--epochs", "1", "--quiet",
+                         "--min-count", "3")
+    assert status == 0 and "the embedded default corpus" in out and "no corpus given" in out
 
 
-def test_fit_errors_tell_what_to_fix(tmp_path, capsys):
-    assert main(["fit", str(tmp_path / "missing.txt"), "--quiet"]) == 2
-    assert "corpus not found" in capsys.readouterr().err
-    tiny = tmp_path / "tiny.txt"
-    tiny.write_text("a b c\n", encoding="utf-8")
-    assert main(["fit", str(tiny), "--quiet"]) == 2
-    assert "min_count=5" in capsys.readouterr().err
+def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
+    from glovev_ext.adapters import write_cooccurrence, write_vectors_bin, write_vocab
+    X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
+        glovev_ext.load_default_corpus(max_documents=500))
+    model = glovev_ext.GloVeVEstimator(4, epochs=2, random_state=0, n_jobs=1, progress=False).fit(X)
+    folder = tmp_path / "glove"
+    folder.mkdir()
+    write_vocab(folder / "vocab.txt", X.words, np.arange(len(X.words), 0, -1))
+    write_cooccurrence(folder / "cooccurrence.bin", X)
+    write_vectors_bin(folder / "vectors.bin", glovev_ext.GloVeParameters(
+        model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
+    status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--output", tmp_path / "from_glove", "--quiet")
+    assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
+    loaded = glovev_ext.load_model(tmp_path / "from_glove")[0]
+    word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
+    np.testing.assert_array_equal(loaded.covariance(word), model.covariance_[word])
+
+
+def table(out: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(out), index_col=0)
+
+
+def test_similarity_and_difference(model_dir, kv, capsys):
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--format", "csv")
+    expected = kv.similarity_test("man", "woman")
+    row = table(out).iloc[0]
+    assert status == 0 and row["coef"] == pytest.approx(expected.estimate) and row["P>|z|"] == pytest.approx(
+        expected.pvalue)
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--versus", "man", "boy", "--format", "json")
+    difference = kv.similarity_difference_test(("man", "woman"), ("man", "boy"))
+    values = next(iter(json.loads(out).values()))
+    assert values["std err"] == pytest.approx(difference.std_error)
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman")
+    assert "delta method" in out and "Conf. Int. Low" in out
+
+
+def test_neighbors(model_dir, kv, capsys, tmp_path):
+    status, out, _ = run(capsys, "neighbors", model_dir, "man", "--topn", "4", "--draws", "300", "--format", "csv",
+                         "--plot", tmp_path / "n.png")
+    frame = pd.read_csv(io.StringIO(out.split("figure written")[0]), index_col=0)
+    expected = kv.nearest_neighbors_test("man", topn=4, n_draws=300, rng=0)
+    assert status == 0 and list(frame.index) == expected.neighbors
+    np.testing.assert_allclose(frame["coef"], expected.similarities.estimates)
+    np.testing.assert_allclose(frame["P(this rank)"], np.diag(expected.rank_probabilities.to_numpy()))
+    assert (tmp_path / "n.png").stat().st_size > 1000
+
+
+def test_weat_with_list_files_and_inline_lists(model_dir, kv, capsys, tmp_path):
+    (tmp_path / "x.txt").write_text("# male\nhe\nman\nhis\n")
+    status, out, _ = run(capsys, "weat", model_dir, "--x", tmp_path / "x.txt", "--y", "she,woman,her",
+                         "--a", "said,told", "--b", "thought,knew", "--format", "csv")
+    frame = table(out)
+    family = kv.weat_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"], ["thought", "knew"])
+    permutation = kv.weat_permutation_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"],
+                                           ["thought", "knew"])
+    assert status == 0
+    np.testing.assert_allclose(frame["coef"], family.estimates)
+    np.testing.assert_allclose(frame["std err"], family.std_errors)
+    assert frame["permutation p"].iloc[0] == pytest.approx(permutation.pvalue)
+
+
+def test_bias_and_evaluate(model_dir, kv, capsys):
+    status, out, _ = run(capsys, "bias", model_dir, "--group-a", "he,man", "--group-b", "she,woman", "--attributes",
+                         "strong,good,kind", "--format", "csv")
+    expected = kv.cosine_bias_test(["he", "man"], ["she", "woman"], ["strong", "good", "kind"])
+    assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
+    status, out, _ = run(capsys, "evaluate", model_dir, "--draws", "100", "--format", "csv")
+    expected = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=100, rng=0)
+    assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
+    assert table(out)["std err"].iloc[0] == pytest.approx(expected.std_error)
+
+
+@pytest.mark.parametrize("figure, extra", [("variance", []), ("ellipses", ["--words", "man,woman,house"])])
+def test_plots_are_written(model_dir, capsys, tmp_path, figure, extra):
+    status, out, _ = run(capsys, "plot", model_dir, figure, "--output", tmp_path / f"{figure}.png", *extra)
+    assert status == 0 and (tmp_path / f"{figure}.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fit", "missing-corpus.txt", "--quiet"], "corpus not found"),
+    (["similarity", "no-such-model", "a", "b"], "no saved model at no-such-model"),
+    (["similarity", "{model}", "man", "zzzz-unknown"], "zzzz-unknown \\(not in the vocabulary\\)"),
+    (["weat", "{model}", "--x", "he,{rare}", "--y", "she", "--a", "said", "--b", "knew"], "no covariance"),
+    (["weat", "{model}", "--x", "he", "--y", "she", "--a", "said", "--b", "no-file.txt has spaces"],
+     "neither a file nor a comma-separated list"),
+    (["plot", "{model}", "ellipses", "--output", "x.png"], "needs --words"),
+])
+def test_errors_tell_what_to_fix(model_dir, kv, capsys, args, message):
+    rare = next(key for key in kv.index_to_key if not kv.has_covariance(key))
+    args = [a.replace("{model}", str(model_dir)).replace("{rare}", rare) for a in args]
+    status, _, err = run(capsys, *args)
+    assert status == 2 and re.search(message, err), err
+
+
+def test_fit_refuses_a_corpus_without_frequent_words(capsys, tmp_path):
+    (tmp_path / "tiny.txt").write_text("a b c\n", encoding="utf-8")
+    status, _, err = run(capsys, "fit", tmp_path / "tiny.txt", "--quiet", "--output", tmp_path / "m")
+    assert status == 2 and "min_count=5" in err and not (tmp_path / "m").exists()
 
 
 def test_help_is_available_for_every_subcommand():
-    for args in (["--help"], ["fit", "--help"]):
+    for args in (["--help"], *([name, "--help"] for name in
+                               ("fit", "similarity", "neighbors", "weat", "bias", "evaluate", "plot"))):
         result = subprocess.run([sys.executable, "-m", "glovev_ext", *args], capture_output=True, text=True)
-        assert result.returncode == 0 and "usage: glovev" in result.stdout
+        assert result.returncode == 0 and "usage: glovev" in result.stdout, args
 
 
 def test_readme_has_two_setup_commands_and_ci_runs_the_test_command():

@@ -1,0 +1,157 @@
+"""Figures of the GloVe-V paper, each on a matplotlib Axes (``pip install 'glovev-ext[plot]'``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .keyed_vectors import KeyedVectorsWithVariance
+from .results import InferenceResult
+from .similarity import NeighborsResult
+
+_PSEUDO_INVERSE_COLOUR = "tab:orange"
+
+
+def _axes(ax):
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("plots need matplotlib: pip install 'glovev-ext[plot]'") from None
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 4.8))
+    return ax
+
+
+def projection_2d(kv: KeyedVectorsWithVariance, n_words: int = 5000) -> np.ndarray:
+    """A ``(D, 2)`` orthonormal map onto the first two principal components of the most frequent vectors."""
+    sample = np.asarray(kv.vectors[:n_words], dtype=np.float64)
+    centred = sample - sample.mean(axis=0)
+    return np.linalg.svd(centred, full_matrices=False)[2][:2].T
+
+
+def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str], ax=None, n_draws: int = 100,
+                              rng=None, projection: np.ndarray | None = None, level: float = 0.95):
+    """Words in a 2-D projection with draws from their GloVe-V distribution and ellipses (paper Fig. 2).
+
+    Each ellipse is the exact ``level`` region of the projected normal ``N(P w, P Sigma P^T)``;
+    the dots are ``n_draws`` draws.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    from matplotlib.patches import Ellipse
+    from scipy.stats import chi2
+
+    ax = _axes(ax)
+    projection = projection_2d(kv) if projection is None else projection
+    scale = np.sqrt(chi2.ppf(level, df=2))
+    draws = kv.sample_vectors(list(words), n_draws, rng=rng)
+    for k, word in enumerate(words):
+        centre = np.asarray(kv[word], dtype=np.float64) @ projection
+        cloud = draws[:, k] @ projection
+        covariance = projection.T @ kv.covariance(word) @ projection
+        eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+        angle = np.degrees(np.arctan2(eigenvectors[1, 1], eigenvectors[0, 1]))
+        colour = f"C{k % 10}"
+        ax.scatter(cloud[:, 0], cloud[:, 1], s=4, alpha=0.3, color=colour)
+        ax.add_patch(Ellipse(centre, 2 * scale * np.sqrt(max(eigenvalues[1], 0)),
+                             2 * scale * np.sqrt(max(eigenvalues[0], 0)), angle=angle, fill=False, color=colour))
+        ax.annotate(word, centre, fontsize=9, ha="center", va="center", weight="bold")
+    ax.set_xlabel("principal component 1")
+    ax.set_ylabel("principal component 2")
+    ax.set_title(f"GloVe-V uncertainty: {n_draws} draws and {int(level * 100)} % ellipses")
+    return ax
+
+
+def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray | None = None, ax=None,
+                               max_points: int = 5000, rng=None):
+    """L2 norm of each word's covariance diagonal against its frequency, both log10 (paper Fig. 3).
+
+    Words on the pseudo-inverse branch are marked in orange; a random sample of at most
+    ``max_points`` words with a covariance is drawn, in proportion to frequency as in the paper.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    ax = _axes(ax)
+    counts = np.asarray(kv.expandos["count"] if counts is None else counts, dtype=np.float64)
+    keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
+    positions = np.array([kv.get_index(key) for key in keys])
+    weights = counts[positions] / counts[positions].sum()
+    chosen = np.random.default_rng(rng).choice(len(keys), size=min(max_points, len(keys)), replace=False, p=weights)
+    store = kv.covariance_store
+    rows = np.array([kv.covariance_row(keys[k]) for k in chosen])
+    norms = np.linalg.norm(store.diagonal(rows), axis=1)
+    pseudo = store.pseudo_inverse[rows]
+    ax.scatter(np.log10(norms[~pseudo]), np.log10(counts[positions[chosen]][~pseudo]), s=5, alpha=0.5,
+               color="tab:blue", label="inverse")
+    ax.scatter(np.log10(norms[pseudo]), np.log10(counts[positions[chosen]][pseudo]), s=5, alpha=0.7,
+               color=_PSEUDO_INVERSE_COLOUR, label="pseudo-inverse")
+    ax.set_xlabel("log10 L2 norm of the covariance diagonal")
+    ax.set_ylabel("log10 word frequency")
+    ax.set_title("GloVe-V variance against word frequency")
+    ax.legend(loc="upper right", markerscale=3)
+    return ax
+
+
+def _forest(ax, labels: Sequence[str], estimates, lows, highs, xlabel: str, title: str):
+    y = np.arange(len(labels))[::-1]
+    estimates, lows, highs = map(np.asarray, (estimates, lows, highs))
+    ax.errorbar(estimates, y, xerr=[estimates - lows, highs - estimates], fmt="o", color="black", capsize=3)
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    return ax
+
+
+def plot_neighbors(result: NeighborsResult, ax=None, alpha: float = 0.05):
+    """Forest plot of a word's nearest neighbours with ``1 - alpha`` intervals (paper Fig. 5)."""
+    ax = _axes(ax)
+    interval = result.similarities.conf_int(alpha)
+    labels = [f"{word} (P rank = {p:.2f})" for word, p in zip(result.neighbors,
+                                                               np.diag(result.rank_probabilities.to_numpy()))]
+    return _forest(ax, labels, result.similarities.estimates, interval[:, 0], interval[:, 1],
+                   f"cosine similarity with {result.word!r}", f"Nearest neighbours of {result.word!r}, "
+                   f"{int(100 * (1 - alpha))} % intervals")
+
+
+def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | None = None, ax=None,
+                 alpha: float = 0.05, xlabel: str = "estimate", title: str = ""):
+    """Several results side by side with their intervals (e.g. bias tests, paper Fig. 7b)."""
+    ax = _axes(ax)
+    labels = [r.name for r in results] if labels is None else labels
+    intervals = np.array([r.conf_int(alpha) for r in results])
+    _forest(ax, labels, [r.estimate for r in results], intervals[:, 0], intervals[:, 1], xlabel, title)
+    ax.axvline(0.0, color="grey", linewidth=0.8, linestyle="--")
+    return ax
+
+
+def plot_bias_by_frequency(kv: KeyedVectorsWithVariance, group_a: Sequence[str], group_b: Sequence[str],
+                           attributes: Sequence[str], n_bands: int = 3, counts: np.ndarray | None = None, ax=None,
+                           alpha: float = 0.05):
+    """Cosine bias of attributes between two groups, recomputed with each group cut to frequency bands
+    (most to least frequent), with intervals (paper Fig. 7a).
+
+    Words without covariance are left out (the legend counts them).
+    """
+    from .bias import cosine_bias
+    from .inference import resolve_words
+
+    ax = _axes(ax)
+    counts = np.asarray(kv.expandos["count"] if counts is None else counts)
+    a, dropped_a = resolve_words(kv, group_a, "drop")
+    b, dropped_b = resolve_words(kv, group_b, "drop")
+    a = sorted(a, key=lambda w: -counts[kv.get_index(w)])
+    b = sorted(b, key=lambda w: -counts[kv.get_index(w)])
+    results, labels = [], []
+    for band, (part_a, part_b) in enumerate(zip(np.array_split(a, n_bands), np.array_split(b, n_bands)), 1):
+        if len(part_a) and len(part_b):
+            results.append(cosine_bias(kv, list(part_a), list(part_b), attributes, missing="drop"))
+            labels.append(f"band {band}: {len(part_a)} vs {len(part_b)} words")
+    plot_results(results, labels, ax=ax, alpha=alpha, xlabel="cosine bias (group A - group B)",
+                 title=f"Bias by frequency band ({len(dropped_a)} + {len(dropped_b)} group words unusable)")
+    return ax
