@@ -58,18 +58,29 @@ def point(kv: KeyedVectorsWithVariance, keys: Sequence) -> np.ndarray:
     return np.asarray(np.vstack([kv.get_vector(key) for key in keys]), dtype=np.float64)
 
 
-def delta_covariance(kv: KeyedVectorsWithVariance, statistic: Statistic) -> tuple[np.ndarray, np.ndarray]:
-    """Values at the trained vectors and their delta-method covariance ``(m,), (m, m)``."""
+def delta_covariance(kv: KeyedVectorsWithVariance, statistic: Statistic
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Values at the trained vectors, their delta-method covariance, and each word's share of it.
+
+    Returns
+    -------
+    values : ndarray, shape (m,)
+    covariance : ndarray, shape (m, m)
+    contributions : ndarray, shape (k, m)
+        ``g_i^T Sigma_i g_i`` for each word i and value: the variances are their column sums.
+    """
     vectors = point(kv, statistic.keys)
     jacobian = statistic.jacobian(vectors)
     covariance = np.zeros((jacobian.shape[0], jacobian.shape[0]))
+    contributions = np.zeros((len(statistic.keys), jacobian.shape[0]))
     for i, key in enumerate(statistic.keys):
         gradients = jacobian[:, i, :].T
         if not gradients.any():
             continue
         whitened = kv.covariance_store.whiten(kv.covariance_row(key), gradients)
         covariance += whitened.T @ whitened
-    return statistic.value(vectors), covariance
+        contributions[i] = np.einsum("rm,rm->m", whitened, whitened)
+    return statistic.value(vectors), covariance, contributions
 
 
 def draw_values(kv: KeyedVectorsWithVariance, keys: Sequence, function: Callable[[np.ndarray], np.ndarray],
@@ -133,8 +144,9 @@ def estimate(kv: KeyedVectorsWithVariance, statistic: Statistic, *, method: str 
     check_alternative(alternative)
     m = len(statistic.names)
     nulls = np.zeros(m) if null_values is None else np.broadcast_to(np.asarray(null_values, float), (m,)).copy()
+    contributions = None
     if method == "delta":
-        values, covariance = delta_covariance(kv, statistic)
+        values, covariance, contributions = delta_covariance(kv, statistic)
         draws, label = None, DELTA
     elif method in ("monte carlo", "monte-carlo", "mc"):
         values = statistic.value(point(kv, statistic.keys))
@@ -145,7 +157,8 @@ def estimate(kv: KeyedVectorsWithVariance, statistic: Statistic, *, method: str 
         raise ValueError(f"method must be 'delta' or 'monte carlo', got {method!r}")
     return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
                         null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
-                        words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws)
+                        words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
+                        variance_contributions=contributions)
 
 
 def test(kv: KeyedVectorsWithVariance, statistic: Statistic, *, null_value: float = 0.0,
@@ -159,4 +172,5 @@ def test(kv: KeyedVectorsWithVariance, statistic: Statistic, *, null_value: floa
     result = family[0]
     return InferenceResult.wald(statistic.name, result.estimate, result.std_error, null_value=null_value,
                                 alternative=alternative, method=family.method, words=family.words,
-                                dropped=family.dropped, draws=result.draws)
+                                dropped=family.dropped, draws=result.draws,
+                                variance_contributions=result.variance_contributions)

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .bias import cosine_bias
+from .inference import resolve_words
 from .keyed_vectors import KeyedVectorsWithVariance
 from .results import InferenceResult
 from .similarity import NeighborsResult
@@ -13,14 +15,18 @@ from .similarity import NeighborsResult
 _PSEUDO_INVERSE_COLOUR = "tab:orange"
 
 
-def _axes(ax):
+def _axes(ax, height: float = 4.8):
     try:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError("plots need matplotlib: pip install 'glovev-ext[plot]'") from None
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 4.8))
+        _, ax = plt.subplots(figsize=(6.4, height))
     return ax
+
+
+def _forest_height(n_rows: int) -> float:
+    return 1.6 + 0.42 * n_rows
 
 
 def projection_2d(kv: KeyedVectorsWithVariance, n_words: int = 5000) -> np.ndarray:
@@ -110,7 +116,7 @@ def _forest(ax, labels: Sequence[str], estimates, lows, highs, xlabel: str, titl
 
 def plot_neighbors(result: NeighborsResult, ax=None, alpha: float = 0.05):
     """Forest plot of a word's nearest neighbours with ``1 - alpha`` intervals (paper Fig. 5)."""
-    ax = _axes(ax)
+    ax = _axes(ax, _forest_height(len(result.neighbors)))
     interval = result.similarities.conf_int(alpha)
     labels = [f"{word} (P rank = {p:.2f})" for word, p in zip(result.neighbors,
                                                                np.diag(result.rank_probabilities.to_numpy()))]
@@ -122,7 +128,7 @@ def plot_neighbors(result: NeighborsResult, ax=None, alpha: float = 0.05):
 def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | None = None, ax=None,
                  alpha: float = 0.05, xlabel: str = "estimate", title: str = ""):
     """Several results side by side with their intervals (e.g. bias tests, paper Fig. 7b)."""
-    ax = _axes(ax)
+    ax = _axes(ax, _forest_height(len(results)))
     labels = [r.name for r in results] if labels is None else labels
     intervals = np.array([r.conf_int(alpha) for r in results])
     _forest(ax, labels, [r.estimate for r in results], intervals[:, 0], intervals[:, 1], xlabel, title)
@@ -138,10 +144,6 @@ def plot_bias_by_frequency(kv: KeyedVectorsWithVariance, group_a: Sequence[str],
 
     Words without covariance are left out (the legend counts them).
     """
-    from .bias import cosine_bias
-    from .inference import resolve_words
-
-    ax = _axes(ax)
     counts = np.asarray(kv.expandos["count"] if counts is None else counts)
     a, dropped_a = resolve_words(kv, group_a, "drop")
     b, dropped_b = resolve_words(kv, group_b, "drop")
@@ -151,7 +153,7 @@ def plot_bias_by_frequency(kv: KeyedVectorsWithVariance, group_a: Sequence[str],
     for band, (part_a, part_b) in enumerate(zip(np.array_split(a, n_bands), np.array_split(b, n_bands)), 1):
         if len(part_a) and len(part_b):
             results.append(cosine_bias(kv, list(part_a), list(part_b), attributes, missing="drop"))
-            labels.append(f"band {band}: {len(part_a)} vs {len(part_b)} words")
-    plot_results(results, labels, ax=ax, alpha=alpha, xlabel="cosine bias (group A - group B)",
-                 title=f"Bias by frequency band ({len(dropped_a)} + {len(dropped_b)} group words unusable)")
-    return ax
+            labels.append(f"band {band}{' (most frequent)' if band == 1 and n_bands > 1 else ''}: "
+                          f"{len(part_a)} vs {len(part_b)} words")
+    return plot_results(results, labels, ax=ax, alpha=alpha, xlabel="cosine bias (group A - group B)",
+                        title=f"Bias by frequency band ({len(dropped_a)} + {len(dropped_b)} group words unusable)")

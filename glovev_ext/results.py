@@ -69,6 +69,8 @@ class InferenceResult:
         Words left out (out of vocabulary or without covariance), by name.
     draws : ndarray or None
         Monte Carlo draws of the statistic (or the permutation distribution).
+    variance_contributions : ndarray or None
+        Delta method: the variance each word of ``words`` contributes (they add up to the variance).
     """
 
     name: str
@@ -83,33 +85,56 @@ class InferenceResult:
     words: tuple = ()
     dropped: tuple = ()
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+    variance_contributions: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def wald(cls, name: str, estimate: float, std_error: float, *, null_value: float = 0.0,
              alternative: str = "two-sided", method: str = DELTA, words: Sequence = (), dropped: Sequence = (),
-             draws: np.ndarray | None = None, uncertainty: str = RECONSTRUCTION) -> InferenceResult:
+             draws: np.ndarray | None = None, uncertainty: str = RECONSTRUCTION,
+             variance_contributions: np.ndarray | None = None) -> InferenceResult:
         """A Wald z-test of ``estimate == null_value``."""
         check_alternative(alternative)
         with np.errstate(divide="ignore", invalid="ignore"):
             z = (estimate - null_value) / std_error
         return cls(name=name, estimate=float(estimate), std_error=float(std_error), null_value=float(null_value),
                    alternative=alternative, statistic=float(z), pvalue=float(wald_pvalue(z, alternative)),
-                   method=method, uncertainty=uncertainty, words=tuple(words), dropped=tuple(dropped), draws=draws)
+                   method=method, uncertainty=uncertainty, words=tuple(words), dropped=tuple(dropped), draws=draws,
+                   variance_contributions=variance_contributions)
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.statistic, self.pvalue))
 
     def conf_int(self, alpha: float = 0.05) -> tuple[float, float]:
-        """``1 - alpha`` interval: normal for the delta method, percentiles of the draws for Monte Carlo."""
-        if not 0 < alpha < 1:
-            raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-        if self.method == MONTE_CARLO and self.draws is not None:
-            low, high = np.quantile(self.draws, [alpha / 2, 1 - alpha / 2])
-            return float(low), float(high)
+        """Normal ``1 - alpha`` interval around the estimate at the trained vectors.
+
+        For Monte Carlo results the standard error is the spread of the draws; see
+        :meth:`percentile_interval` for the quantiles of the draws themselves.
+        """
+        _check_alpha(alpha)
         if self.method == PERMUTATION:
             raise ValueError("a permutation test gives a p-value, not a confidence interval")
         q = stats.norm.ppf(1 - alpha / 2)
         return self.estimate - q * self.std_error, self.estimate + q * self.std_error
+
+    def percentile_interval(self, alpha: float = 0.05) -> tuple[float, float]:
+        """Quantiles ``alpha/2`` and ``1 - alpha/2`` of the Monte Carlo draws.
+
+        These describe the statistic of perturbed vectors, whose noise pulls cosines and
+        correlations toward 0 (method.md section 3): the interval can miss the estimate at the
+        trained vectors, which :meth:`conf_int` is centred on.
+        """
+        _check_alpha(alpha)
+        if self.draws is None or self.method != MONTE_CARLO:
+            raise ValueError("only Monte Carlo results have draws")
+        low, high = np.quantile(self.draws, [alpha / 2, 1 - alpha / 2])
+        return float(low), float(high)
+
+    def variance_by_word(self) -> pd.Series:
+        """Each word's share of the delta-method variance, largest first (which words make it uncertain)."""
+        if self.variance_contributions is None:
+            raise ValueError("only delta-method results have per-word contributions")
+        shares = pd.Series(self.variance_contributions / self.variance_contributions.sum(), index=list(self.words))
+        return shares.sort_values(ascending=False).rename("share of variance")
 
     def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
         """One-row table: estimate, std err, z, p-value and interval (statsmodels' column names)."""
@@ -174,7 +199,9 @@ class ResultFamily:
         The ``multipletests`` method applied, if any.
     pvalues_adjusted : ndarray or None
     draws : ndarray, shape (n, m), or None
-        Monte Carlo draws (intervals are then percentiles).
+        Monte Carlo draws (their spread gives the covariance).
+    variance_contributions : ndarray, shape (len(words), m), or None
+        Delta method: each word's contribution to each row's variance.
     """
 
     name: str
@@ -190,6 +217,7 @@ class ResultFamily:
     correction: str | None = None
     pvalues_adjusted: np.ndarray | None = field(default=None, repr=False)
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)
+    variance_contributions: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         check_alternative(self.alternative)
@@ -215,10 +243,11 @@ class ResultFamily:
     def __getitem__(self, k: int | str) -> InferenceResult:
         k = self.names.index(k) if isinstance(k, str) else k
         draws = None if self.draws is None else self.draws[:, k]
+        contributions = None if self.variance_contributions is None else self.variance_contributions[:, k]
         return InferenceResult.wald(self.names[k], self.estimates[k], self.std_errors[k],
                                     null_value=self.null_values[k], alternative=self.alternative,
                                     method=self.method, words=self.words, dropped=self.dropped, draws=draws,
-                                    uncertainty=self.uncertainty)
+                                    uncertainty=self.uncertainty, variance_contributions=contributions)
 
     def correct(self, method: str, alpha: float = 0.05) -> ResultFamily:
         """The same family with p-values adjusted by ``statsmodels.stats.multitest.multipletests``."""
@@ -248,9 +277,8 @@ class ResultFamily:
         return self.contrast(weights, name=f"[{self.names[i]}] - [{self.names[j]}]", alternative=alternative)
 
     def conf_int(self, alpha: float = 0.05) -> np.ndarray:
-        """``(m, 2)`` intervals: normal (delta method) or percentiles of the draws (Monte Carlo)."""
-        if self.method == MONTE_CARLO and self.draws is not None:
-            return np.quantile(self.draws, [alpha / 2, 1 - alpha / 2], axis=0).T
+        """``(m, 2)`` normal intervals around the estimates (Monte Carlo: with the draws' spread)."""
+        _check_alpha(alpha)
         q = stats.norm.ppf(1 - alpha / 2)
         return np.column_stack([self.estimates - q * self.std_errors, self.estimates + q * self.std_errors])
 
@@ -281,6 +309,11 @@ class ResultFamily:
 
     def __str__(self) -> str:
         return str(self.summary())
+
+
+def _check_alpha(alpha: float) -> None:
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
 
 
 def _summary(title: str, names: list, estimates, std_errors, statistics, pvalues, intervals, alpha: float,

@@ -66,8 +66,8 @@ def test_analytic_gradients_equal_finite_differences(kv, name):
 def test_user_statistic_without_gradient_uses_numerical_derivatives(kv):
     analytic = cosine_statistic([("man", "woman")])
     numerical = Statistic("cos", analytic.keys, analytic.names, analytic.function)
-    value_a, cov_a = delta_covariance(kv, analytic)
-    value_n, cov_n = delta_covariance(kv, numerical)
+    value_a, cov_a, _ = delta_covariance(kv, analytic)
+    value_n, cov_n, _ = delta_covariance(kv, numerical)
     np.testing.assert_allclose(value_n, value_a)
     np.testing.assert_allclose(cov_n, cov_a, rtol=1e-6)
 
@@ -77,7 +77,20 @@ def test_delta_method_variance_matches_the_dense_formula(kv):
     vectors = point(kv, statistic.keys)
     jacobian = statistic.jacobian(vectors)
     expected = sum(jacobian[:, i] @ kv.covariance(key) @ jacobian[:, i].T for i, key in enumerate(statistic.keys))
-    np.testing.assert_allclose(delta_covariance(kv, statistic)[1], expected, rtol=1e-10)
+    values, covariance, contributions = delta_covariance(kv, statistic)
+    np.testing.assert_allclose(covariance, expected, rtol=1e-10)
+    by_word = [np.diag(jacobian[:, i] @ kv.covariance(key) @ jacobian[:, i].T) for i, key in enumerate(statistic.keys)]
+    np.testing.assert_allclose(contributions, by_word, rtol=1e-10, atol=1e-18)
+    np.testing.assert_allclose(contributions.sum(axis=0), np.diag(covariance), rtol=1e-10)
+
+
+def test_variance_by_word_names_the_words_that_make_a_test_uncertain(kv):
+    result = kv.weat_test(*SPEECH)["effect size"]
+    shares = result.variance_by_word()
+    assert shares.sum() == pytest.approx(1.0) and set(shares.index) == set(result.words)
+    assert shares.is_monotonic_decreasing
+    contributions = dict(zip(result.words, result.variance_contributions))
+    assert shares.iloc[0] == pytest.approx(max(contributions.values()) / result.std_error**2)
 
 
 @pytest.mark.parametrize("name, row", [("cosine", 2), ("weat ddof 1", 0), ("cosine bias", 0)])
@@ -276,11 +289,16 @@ def test_families_take_a_named_multiple_testing_correction(kv):
         family.correct("not-a-method")
 
 
-def test_monte_carlo_results_use_percentile_intervals(kv):
+def test_monte_carlo_results_centre_intervals_on_the_estimate(kv):
     result = kv.similarity_test("man", "woman", method="monte carlo", n_draws=500, rng=4)
     assert result.method == "Monte Carlo" and result.draws.shape == (500,)
-    assert result.conf_int() == pytest.approx(tuple(np.quantile(result.draws, [0.025, 0.975])))
     assert result.estimate == pytest.approx(kv.similarity("man", "woman"), rel=1e-6)
+    assert result.std_error == pytest.approx(result.draws.std(ddof=1))
+    low, high = result.conf_int()
+    assert (low + high) / 2 == pytest.approx(result.estimate)
+    assert result.percentile_interval() == pytest.approx(tuple(np.quantile(result.draws, [0.025, 0.975])))
+    with pytest.raises(ValueError, match="only Monte Carlo"):
+        kv.similarity_test("man", "woman").percentile_interval()
 
 
 def test_unusable_words_are_named_and_dropped_or_refused(kv):

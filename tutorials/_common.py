@@ -1,0 +1,96 @@
+"""What the tutorials share: where the data is, the fitted model (fitted once, then reused), figures.
+
+Environment variables:
+- ``GLOVEV_TUTORIAL_QUICK=1``: a tiny model on a slice of the embedded corpus, for a smoke run
+  (the test suite runs every tutorial this way); figures then go to the output folder only.
+- ``GLOVEV_TUTORIAL_OUTPUT``: where the fitted model and quick-run figures go
+  (default ``tutorials/output``, ignored by git).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import glovev_ext
+
+HERE = Path(__file__).resolve().parent
+SHARED_DATA = HERE.parents[1] / "shared" / "data"
+QUICK = os.environ.get("GLOVEV_TUTORIAL_QUICK") == "1"
+OUTPUT = Path(os.environ.get("GLOVEV_TUTORIAL_OUTPUT", HERE / "output"))
+
+# The full runs: gutenberg_us_10m (10M tokens) when ../shared/data has it, else the embedded corpus.
+SETTINGS = {"dim": 50, "epochs": 25, "x_max": 100.0, "window": 8, "min_count": 5, "seed": 0}
+QUICK_SETTINGS = {"dim": 10, "epochs": 5, "x_max": 100.0, "window": 8, "min_count": 5, "seed": 0}
+
+
+def settings() -> dict:
+    return QUICK_SETTINGS if QUICK else SETTINGS
+
+
+def corpus() -> tuple[str, glovev_ext.LineCorpus]:
+    """The tutorials' corpus and its name."""
+    if QUICK:
+        return "embedded corpus, first 8,000 paragraphs", glovev_ext.load_default_corpus(max_documents=8000)
+    path = SHARED_DATA / "gutenberg_us_10m" / "gutenberg_us_10m.txt.gz"
+    if path.exists():
+        return "gutenberg_us_10m (../shared/data)", glovev_ext.LineCorpus(path)
+    return "the embedded corpus (../shared/data not found)", glovev_ext.load_default_corpus()
+
+
+def fitted_model() -> glovev_ext.KeyedVectorsWithVariance:
+    """The tutorials' model: loaded from the output folder, or fitted and saved there first."""
+    directory = OUTPUT / ("model_quick" if QUICK else "model")
+    if (directory / "vectors.kv").exists():
+        kv, metadata = glovev_ext.load_model(directory)
+        print(f"model: {directory} ({metadata['corpus']}, D={metadata['settings']['dim']}, fitted in "
+              f"{metadata['fit_seconds']:.0f} s)")
+        return kv
+    name, documents = corpus()
+    options = settings()
+    print(f"fitting {name} with {options} ...")
+    start = time.perf_counter()
+    vectorizer = glovev_ext.CooccurrenceVectorizer(window=options["window"], min_count=options["min_count"])
+    X = vectorizer.fit_transform(documents)
+    model = glovev_ext.GloVeVEstimator(options["dim"], epochs=options["epochs"], x_max=options["x_max"],
+                                       random_state=options["seed"]).fit(X)
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model, counts=vectorizer.word_counts_)
+    seconds = time.perf_counter() - start
+    glovev_ext.save_model(kv, directory, metadata={"corpus": name, "settings": options, "fit_seconds": seconds,
+                                                   "tokens": vectorizer.n_tokens_, "nonzeros": X.nnz})
+    print(f"fitted in {seconds:.0f} s: {vectorizer.n_tokens_:,} tokens, {len(kv):,} words, {X.nnz:,} nonzeros; "
+          f"{int(model.covariance_defined_.sum()):,} words with a covariance "
+          f"({int(model.pseudo_inverse_.sum()):,} pseudo-inverse)")
+    return kv
+
+
+def save_figure(ax, name: str) -> Path:
+    """Write a figure: tutorials/figures/NAME (checked in) for full runs, the output folder for quick ones."""
+    folder = OUTPUT / "figures" if QUICK else HERE / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    ax.figure.tight_layout()
+    ax.figure.savefig(path, dpi=110)
+    print(f"figure: {path}")
+    return path
+
+
+def shared_json(relative: str):
+    """A JSON file of ../shared/data, or None when it is absent."""
+    path = SHARED_DATA / relative
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def shared_words(relative: str) -> list[str] | None:
+    """A one-word-per-line list of ../shared/data (duplicates dropped), or None when it is absent."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        return None
+    return list(dict.fromkeys(w.strip().lower() for w in path.read_text(encoding="utf-8").splitlines() if w.strip()))
+
+
+def shared_path(relative: str) -> Path | None:
+    path = SHARED_DATA / relative
+    return path if path.exists() else None
