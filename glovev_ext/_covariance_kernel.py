@@ -266,24 +266,75 @@ class CovarianceArrays:
     optimum: np.ndarray
     distance: np.ndarray
 
+    def absorb(self, rows: np.ndarray, summary: BlockSummary) -> None:
+        """Copy a block's per-word results into place."""
+        self.kind[rows], self.rank[rows], self.sigma2[rows] = summary.kind, summary.rank, summary.sigma2
+        self.optimum[rows], self.distance[rows] = summary.optimum, summary.distance
+
+
+def word_costs(n_contexts: np.ndarray, dim: int) -> np.ndarray:
+    """Work per word: ``|K_i| D^2 + D^3`` for a word with a covariance, 1 for the others."""
+    return np.where(n_contexts > dim, n_contexts.astype(np.float64) * dim**2 + float(dim) ** 3, 1.0)
+
+
+def cost_balanced_blocks(n_contexts: np.ndarray, dim: int, n_blocks: int) -> list[np.ndarray]:
+    """Consecutive row blocks of about equal total cost (empty blocks dropped)."""
+    cost = word_costs(n_contexts, dim)
+    bounds = np.searchsorted(np.cumsum(cost), np.linspace(0, cost.sum(), n_blocks + 1)[1:-1])
+    return [block for block in np.split(np.arange(n_contexts.size), bounds) if block.size]
+
+
+def factor_rows(n_contexts: np.ndarray, dim: int) -> np.ndarray:
+    """Row of each word's factor in the factor array, -1 for words without covariance."""
+    defined = n_contexts > dim
+    rows = np.full(n_contexts.size, -1, np.int64)
+    rows[defined] = np.arange(int(defined.sum()))
+    return rows
+
+
+@dataclass
+class BlockSummary:
+    """The per-word results of one block, everything but the factors (written in place)."""
+
+    kind: np.ndarray
+    rank: np.ndarray
+    sigma2: np.ndarray
+    optimum: np.ndarray
+    distance: np.ndarray
+
+
+def fit_block(fitter: WordFitter, rows: np.ndarray, center_vectors: np.ndarray, center_biases: np.ndarray,
+              factors: np.ndarray, block_factor_rows: np.ndarray) -> BlockSummary:
+    """Fit ``rows`` of ``fitter``'s matrix (their centre parameters given in the same order), writing
+    each defined word's packed factor to ``factors[block_factor_rows[k]]``."""
+    n, dim = rows.size, fitter.dim
+    summary = BlockSummary(kind=np.zeros(n, np.int8), rank=np.zeros(n, np.int32), sigma2=np.full(n, np.nan),
+                           optimum=np.full((n, dim), np.nan), distance=np.full(n, np.nan))
+    n_contexts = fitter.n_contexts()[rows]
+    scratch = np.empty((max(1, int(n_contexts.max())), dim + 2))
+    for k, row in enumerate(rows):
+        fit = fitter.fit_word(int(row), float(center_biases[k]), center_vectors[k], scratch)
+        summary.kind[k], summary.rank[k], summary.sigma2[k] = fit.kind, fit.rank, fit.sigma2
+        summary.optimum[k], summary.distance[k] = fit.optimum, fit.distance
+        if fit.factor is not None:
+            factors[block_factor_rows[k]] = fit.factor
+    return summary
+
 
 def fit_all_words(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray, *,
-                  factors: np.ndarray | None = None, factor_dtype=np.float64, n_jobs: int = 1,
-                  progress: bool = True) -> CovarianceArrays:
-    """Run :meth:`WordFitter.fit_word` over every row, on threads with one BLAS thread each.
+                  factor_dtype=np.float64, n_jobs: int = 1, progress: bool = True) -> CovarianceArrays:
+    """Run :meth:`WordFitter.fit_word` over every row in memory, on threads with one BLAS thread each.
 
-    Rows go to ``8 * n_jobs`` blocks of equal cost (``|K_i| D^2 + D^3`` for a word with a
-    covariance), which idle threads pick up in turn.
+    Rows go to ``8 * n_jobs`` blocks of equal cost (:func:`word_costs`), which idle threads pick up
+    in turn.
 
     Parameters
     ----------
     fitter : WordFitter
     center_vectors : ndarray, shape (V, D)
     center_biases : ndarray, shape (V,)
-    factors : ndarray, shape (n_defined, D (D + 1) / 2), optional
-        Where to write the packed factors (for instance a memory map); allocated when None.
     factor_dtype : numpy dtype
-        dtype of allocated factors.
+        dtype of the stored factors.
     n_jobs : int
         Threads.
     progress : bool
@@ -295,33 +346,24 @@ def fit_all_words(fitter: WordFitter, center_vectors: np.ndarray, center_biases:
     """
     n_words, dim = center_vectors.shape
     n_contexts = fitter.n_contexts()
-    defined = n_contexts > dim
-    factor_row = np.full(n_words, -1, np.int64)
-    factor_row[defined] = np.arange(int(defined.sum()))
-    if factors is None:
-        factors = np.empty((int(defined.sum()), packed_size(dim)), dtype=factor_dtype)
+    rows_of_factors = factor_rows(n_contexts, dim)
+    factors = np.empty((int((rows_of_factors >= 0).sum()), packed_size(dim)), dtype=factor_dtype)
     arrays = CovarianceArrays(kind=np.zeros(n_words, np.int8), rank=np.zeros(n_words, np.int32),
-                              n_contexts=n_contexts, sigma2=np.full(n_words, np.nan), factor_row=factor_row,
+                              n_contexts=n_contexts, sigma2=np.full(n_words, np.nan), factor_row=rows_of_factors,
                               factors=factors, optimum=np.full((n_words, dim), np.nan),
                               distance=np.full(n_words, np.nan))
-    cost = np.where(defined, n_contexts.astype(np.float64) * dim**2 + float(dim) ** 3, 1.0)
-    bounds = np.searchsorted(np.cumsum(cost), np.linspace(0, cost.sum(), 8 * n_jobs + 1)[1:-1])
-    blocks = [block for block in np.split(np.arange(n_words), bounds) if block.size]
+    cost = word_costs(n_contexts, dim)
 
     def run(block: np.ndarray) -> float:
-        scratch = np.empty((int(n_contexts[block].max()), dim + 2))
-        for i in block:
-            fit = fitter.fit_word(int(i), float(center_biases[i]), center_vectors[i], scratch)
-            arrays.kind[i], arrays.rank[i], arrays.sigma2[i] = fit.kind, fit.rank, fit.sigma2
-            arrays.optimum[i], arrays.distance[i] = fit.optimum, fit.distance
-            if fit.factor is not None:
-                factors[factor_row[i]] = fit.factor
+        summary = fit_block(fitter, block, center_vectors[block], center_biases[block], factors,
+                            rows_of_factors[block])
+        arrays.absorb(block, summary)
         return float(cost[block].sum())
 
     with threadpool_limits(limits=1, user_api="blas"), \
             tqdm(total=float(cost.sum()), desc="GloVe-V covariances", unit="flop", unit_scale=True,
                  disable=not progress, leave=False) as bar, \
             ThreadPoolExecutor(max(1, n_jobs), thread_name_prefix="glovev-cov") as pool:
-        for done in pool.map(run, blocks):
+        for done in pool.map(run, cost_balanced_blocks(n_contexts, dim, 8 * n_jobs)):
             bar.update(done)
     return arrays

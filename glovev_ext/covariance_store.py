@@ -453,46 +453,19 @@ class StoreFileWriter:
     def __init__(self, path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
                  words: Sequence[str] | None):
         self._path = path
-        self._layout = [(name, np.dtype(dtype), (n_words,)) for name, dtype in _PER_WORD_ARRAYS.items()]
-        self._layout.append(("factors", np.dtype(factor_dtype), (n_factors, packed_size(dim))))
-        self._header = {"format": "glovev-ext covariance store", "version": _FORMAT_VERSION, "n_words": n_words,
-                        "dim": dim, "words": None if words is None else [str(w) for w in words]}
+        self._layout = (n_words, dim, n_factors, factor_dtype, words)
         self.arrays: dict[str, np.ndarray] = {}
 
     def __enter__(self) -> StoreFileWriter:
         self._atomic = atomic_path(self._path)
-        self._temporary = self._atomic.__enter__()
+        temporary = self._atomic.__enter__()
         try:
-            self._allocate()
+            create_store_file(temporary, *self._layout)
+            self.arrays = open_store_arrays(temporary)
         except BaseException as error:
             self._atomic.__exit__(type(error), error, error.__traceback__)
             raise
         return self
-
-    def _allocate(self) -> None:
-        region = 4096
-        while True:
-            # The header records the array offsets, which start after the header's own region.
-            offsets = {}
-            position = region
-            for name, dtype, shape in self._layout:
-                offsets[name] = [position, dtype.str, list(shape)]
-                position = _aligned(position + dtype.itemsize * int(np.prod(shape)))
-            header_bytes = json.dumps({**self._header, "arrays": offsets, "size": position}).encode("utf-8")
-            if len(_MAGIC) + 8 + len(header_bytes) <= region:
-                break
-            region = _aligned(len(_MAGIC) + 8 + len(header_bytes) + 4096)
-        header_bytes = header_bytes.ljust(region - len(_MAGIC) - 8)
-        total = position
-        with open(self._temporary, "wb") as stream:
-            stream.write(_MAGIC + len(header_bytes).to_bytes(8, "little") + header_bytes)
-            stream.truncate(total)
-        for name, dtype, shape in self._layout:
-            if int(np.prod(shape)) == 0:
-                self.arrays[name] = np.empty(shape, dtype)
-            else:
-                self.arrays[name] = np.memmap(self._temporary, dtype=dtype, mode="r+", offset=offsets[name][0],
-                                              shape=shape)
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         for array in self.arrays.values():
@@ -500,6 +473,43 @@ class StoreFileWriter:
                 array.flush()
         self.arrays.clear()
         return self._atomic.__exit__(exc_type, exc, tb)
+
+
+def create_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
+                      words: Sequence[str] | None) -> None:
+    """Write an empty store file of the given layout: the header, then zeroed, aligned arrays."""
+    layout = [(name, np.dtype(dtype), (n_words,)) for name, dtype in _PER_WORD_ARRAYS.items()]
+    layout.append(("factors", np.dtype(factor_dtype), (n_factors, packed_size(dim))))
+    header = {"format": "glovev-ext covariance store", "version": _FORMAT_VERSION, "n_words": n_words, "dim": dim,
+              "words": None if words is None else [str(w) for w in words]}
+    region = 4096
+    while True:
+        # The header records the array offsets, which start after the header's own region.
+        offsets = {}
+        position = region
+        for name, dtype, shape in layout:
+            offsets[name] = [position, dtype.str, list(shape)]
+            position = _aligned(position + dtype.itemsize * int(np.prod(shape)))
+        header_bytes = json.dumps({**header, "arrays": offsets, "size": position}).encode("utf-8")
+        if len(_MAGIC) + 8 + len(header_bytes) <= region:
+            break
+        region = _aligned(len(_MAGIC) + 8 + len(header_bytes) + 4096)
+    header_bytes = header_bytes.ljust(region - len(_MAGIC) - 8)
+    with open(path, "wb") as stream:
+        stream.write(_MAGIC + len(header_bytes).to_bytes(8, "little") + header_bytes)
+        stream.truncate(position)
+
+
+def open_store_arrays(path: str | os.PathLike, mode: str = "r+") -> dict[str, np.ndarray]:
+    """The arrays of a store file as memory maps (empty arrays stay in memory)."""
+    _, offsets = _read_header(Path(path))
+    arrays = {}
+    for name, (offset, dtype, shape) in offsets.items():
+        if int(np.prod(shape)) == 0:
+            arrays[name] = np.empty(shape, dtype)
+        else:
+            arrays[name] = np.memmap(path, dtype=dtype, mode=mode, offset=offset, shape=shape)
+    return arrays
 
 
 def _aligned(position: int) -> int:

@@ -14,8 +14,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._checks import check_int, check_positive_float, resolve_n_jobs
 from ._covariance_kernel import WordFitter, fit_all_words, packed_size, residual_variances
+from .covariance_build import build_store_file, threaded_runner
 from .cooccurrence_matrix import check_cooccurrence
-from .covariance_store import CovarianceStore, StoreFileWriter
+from .covariance_store import CovarianceStore
 from .trainer import GloVeParameters, train_glove
 
 logger = logging.getLogger(__name__)
@@ -76,6 +77,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         dtype of the stored factors.
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
+    backend : {"threads", "dask"}, default="threads"
+        Where the covariance pass runs. ``"dask"`` sends blocks of words to a Dask cluster whose
+        workers write their factors into the store file, so it needs ``covariance_storage`` to be
+        a path they can reach. A pass to a file (either backend) that is interrupted resumes when
+        the same fit is run again.
+    client : dask.distributed.Client, str or None
+        With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
+        ``n_jobs`` worker processes.
     progress : bool, default=True
         Show progress bars.
 
@@ -125,7 +134,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
                  learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-                 pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, progress: bool = True):
+                 pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
+                 client=None, progress: bool = True):
         self.n_components = n_components
         self.x_max = x_max
         self.alpha = alpha
@@ -136,6 +146,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.covariance_storage = covariance_storage
         self.covariance_dtype = covariance_dtype
         self.pretrained = pretrained
+        self.backend = backend
+        self.client = client
         self.progress = progress
 
     def fit(self, X, y=None) -> GloVeVEstimator:
@@ -165,6 +177,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if factor_dtype not in (np.float32, np.float64):
             raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
         n_jobs = resolve_n_jobs(self.n_jobs)
+        if self.backend not in ("threads", "dask"):
+            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
+        if self.backend == "dask" and storage in _STORAGE_CHOICES:
+            raise ValueError("the dask backend writes the factors into a store file its workers share: "
+                             "give covariance_storage a file path")
 
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
@@ -271,18 +288,18 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
                              n_jobs: int) -> CovarianceStore:
-        n_words, dim = self.embedding_.shape
         if storage == "memory":
             arrays = fit_all_words(fitter, self.embedding_, self.bias_, factor_dtype=factor_dtype, n_jobs=n_jobs,
                                    progress=self.progress)
             self.optimum_, self.optimum_distance_ = arrays.optimum, arrays.distance
             return CovarianceStore.from_arrays(arrays, words=self.words_)
-        n_defined = int((fitter.n_contexts() > dim).sum())
-        with StoreFileWriter(storage, n_words, dim, n_defined, factor_dtype, self.words_) as writer:
-            arrays = fit_all_words(fitter, self.embedding_, self.bias_, factors=writer.arrays["factors"],
-                                   n_jobs=n_jobs, progress=self.progress)
-            for name in ("kind", "rank", "n_contexts", "sigma2", "factor_row"):
-                writer.arrays[name][:] = getattr(arrays, name)
+        if self.backend == "dask":
+            from .distributed import dask_runner
+            runner = dask_runner(self.client, n_workers=n_jobs)
+        else:
+            runner = threaded_runner(n_jobs)
+        arrays = build_store_file(storage, fitter, self.embedding_, self.bias_, factor_dtype=factor_dtype,
+                                  words=self.words_, runner=runner, progress=self.progress)
         self.optimum_, self.optimum_distance_ = arrays.optimum, arrays.distance
         return CovarianceStore.load(storage, mmap=True)
 
