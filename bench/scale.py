@@ -1,6 +1,7 @@
 """The whole path on growing prefixes of gutenberg_us_31m: time and peak memory per stage, and Dask vs threads.
 
 Usage: python bench/scale.py [--dim 300] [--epochs 3] [--fractions 0.1 0.33 1] [--workdir /tmp]
+       python bench/scale.py --compare-only 0.33   (just the Dask/threads comparison on that prefix)
 
 For each prefix (a fraction of the corpus's paragraphs; the embedded corpus when ../shared/data is
 absent) it runs the three stages -- count (CooccurrenceVectorizer), train (a few epochs of
@@ -9,7 +10,7 @@ and prints each stage's wall time, the peak resident memory during the stage and
 the stage's start, with the corpus's tokens, words and nonzeros. Then the growth exponent of each
 stage's time and peak memory against corpus tokens (least squares on log-log), and, on the
 middle prefix, the covariance pass on a Dask LocalCluster of 2 worker processes against the
-threaded pass, measured in the same run.
+threaded pass, measured in the same run (the cluster's start-up timed apart).
 """
 
 from __future__ import annotations
@@ -63,7 +64,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.1, 0.33, 1.0])
     parser.add_argument("--workdir", default=tempfile.gettempdir())
+    parser.add_argument("--compare-only", type=float, default=None, metavar="FRACTION",
+                        help="only the Dask/threads comparison, on this prefix")
     args = parser.parse_args()
+    if args.compare_only is not None:
+        args.fractions = [args.compare_only]
     label, documents = corpus("gutenberg_us_31m")
     n_documents = sum(1 for _ in documents)
     print(f"{label}: {n_documents:,} paragraphs; D={args.dim}, {args.epochs} epochs, covariances to float32 store "
@@ -72,6 +77,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as workdir:
         for fraction in args.fractions:
             prefix = glovev_ext.LineCorpus(documents.source, max_documents=int(fraction * n_documents))
+            if args.compare_only is not None:
+                X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(prefix)
+                glove = glovev_ext.train_glove(X, args.dim, epochs=args.epochs, random_state=0, progress=False)
+                middle = (X, glove, Path(workdir))
+                break
             with MemorySampler() as count:
                 vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
                 X = vectorizer.fit_transform(prefix)
@@ -94,27 +104,47 @@ def main() -> None:
             store.unlink()
             del model, X, glove
 
-        tokens = np.log([row[0] for row in rows])
-        print("\ngrowth exponents against corpus tokens (time ~ tokens^k, peak memory ~ tokens^k):")
-        for name in ("count", "train", "covariances"):
-            times = np.log([row[3][name].seconds for row in rows])
-            peaks = np.log([row[3][name].peak for row in rows])
-            print(f"  {name:<12} time k = {np.polyfit(tokens, times, 1)[0]:.2f}   "
-                  f"peak memory k = {np.polyfit(tokens, peaks, 1)[0]:.2f}")
-        nonzeros = np.log([row[2] for row in rows])
-        print(f"  (nonzeros grow as tokens^{np.polyfit(tokens, nonzeros, 1)[0]:.2f}, words as "
-              f"tokens^{np.polyfit(tokens, np.log([row[1] for row in rows]), 1)[0]:.2f})")
+        if rows:
+            report_growth(rows)
+        compare_backends(*middle, args.dim)
 
-        X, glove, folder = middle
-        timings = {}
+
+def report_growth(rows: list) -> None:
+    """Least-squares exponents of time and peak memory against corpus tokens, per stage."""
+    tokens = np.log([row[0] for row in rows])
+    print("\ngrowth exponents against corpus tokens (time ~ tokens^k, peak memory ~ tokens^k):")
+    for name in ("count", "train", "covariances"):
+        times = np.log([row[3][name].seconds for row in rows])
+        peaks = np.log([row[3][name].peak for row in rows])
+        print(f"  {name:<12} time k = {np.polyfit(tokens, times, 1)[0]:.2f}   "
+              f"peak memory k = {np.polyfit(tokens, peaks, 1)[0]:.2f}")
+    nonzeros = np.log([row[2] for row in rows])
+    print(f"  (nonzeros grow as tokens^{np.polyfit(tokens, nonzeros, 1)[0]:.2f}, words as "
+          f"tokens^{np.polyfit(tokens, np.log([row[1] for row in rows]), 1)[0]:.2f})")
+
+
+def compare_backends(X, glove, folder: Path, dim: int) -> None:
+    """The covariance pass on 2 threads and on a Dask LocalCluster of 2 single-threaded worker processes."""
+    from dask.distributed import Client, LocalCluster
+
+    start = time.perf_counter()
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = Client(cluster)
+    startup = time.perf_counter() - start
+    timings = {}
+    try:
         for backend in ("threads", "dask"):
             start = time.perf_counter()
-            glovev_ext.GloVeVEstimator(args.dim, pretrained=glove, covariance_storage=folder / f"{backend}.cov",
-                                       covariance_dtype="float32", backend=backend, n_jobs=2,
+            glovev_ext.GloVeVEstimator(dim, pretrained=glove, covariance_storage=folder / f"{backend}.cov",
+                                       covariance_dtype="float32", backend=backend, client=client, n_jobs=2,
                                        progress=False).fit(X)
             timings[backend] = time.perf_counter() - start
-        print(f"\ncovariance pass on {X.shape[0]:,} words: threads {timings['threads']:.1f} s, Dask LocalCluster of "
-              f"2 worker processes {timings['dask']:.1f} s (dask / threads = {timings['dask'] / timings['threads']:.2f})")
+    finally:
+        client.close()
+        cluster.close()
+    print(f"\ncovariance pass on {X.shape[0]:,} words: threads {timings['threads']:.1f} s, Dask LocalCluster of 2 "
+          f"worker processes {timings['dask']:.1f} s (dask / threads = {timings['dask'] / timings['threads']:.2f}; "
+          f"the cluster took {startup:.1f} s more to start)")
 
 
 if __name__ == "__main__":

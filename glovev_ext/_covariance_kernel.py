@@ -16,16 +16,17 @@ A word's covariance is kept as a lower-triangular factor ``F`` (BLAS packed, col
 ``Sigma_i = s2_i F F^T`` with ``F F^T`` the pseudo-inverse (kind ``PSEUDO_INVERSE``) or the image
 of a covariance under a linear map such as the unit-normalisation Jacobian (kind ``TRANSFORMED``).
 
-Whether ``cond(H_i) * eps > 1e-10`` is decided exactly without eigenvalues: ``cond_2(H) > T``
-if and only if ``H - (lambda_max / T) I`` is not positive definite, which one Cholesky attempt
-tells once the power iteration has found ``lambda_max``.
+Whether ``cond(H_i) * eps > 1e-10`` is decided without an eigendecomposition: LAPACK's
+condition estimate clears words far below the threshold, and otherwise ``cond_2(H) > T`` if and
+only if ``H - (lambda_max / T) I`` is not positive definite, which one Cholesky attempt tells once
+the power iteration has found ``lambda_max``. Only the words on the pseudo-inverse branch pay for
+an eigendecomposition.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-
 from functools import lru_cache
 
 import numpy as np

@@ -161,7 +161,7 @@ def estimate(kv: KeyedVectorsWithVariance, statistic: Statistic, *, method: str 
                         variance_contributions=contributions)
 
 
-def test(kv: KeyedVectorsWithVariance, statistic: Statistic, *, null_value: float = 0.0,
+def wald_test(kv: KeyedVectorsWithVariance, statistic: Statistic, *, null_value: float = 0.0,
          alternative: str = "two-sided", method: str = "delta", n_draws: int = 2000, rng=None,
          dropped: Sequence[str] = ()) -> InferenceResult:
     """Wald test of a single-valued statistic (see :func:`estimate`)."""

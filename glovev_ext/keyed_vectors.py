@@ -260,8 +260,10 @@ class KeyedVectorsWithVariance(KeyedVectors):
     def statistic_test(self, statistic, **kwargs):
         """Any :class:`~glovev_ext.Statistic` (one value: a test; several: a family); see
         :func:`glovev_ext.inference.estimate`."""
-        from .inference import estimate, test
-        return test(self, statistic, **kwargs) if len(statistic.names) == 1 else estimate(self, statistic, **kwargs)
+        from .inference import estimate, wald_test
+        if len(statistic.names) == 1:
+            return wald_test(self, statistic, **kwargs)
+        return estimate(self, statistic, **kwargs)
 
     # --- gensim methods that change rows: keep covariance_rows aligned with vectors ------------------
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary import Summary
 
-from .inference import draw_values, estimate, point, resolve_words, test
+from .inference import draw_values, estimate, point, resolve_words, wald_test
 from .keyed_vectors import KeyedVectorsWithVariance
 from .results import InferenceResult, ResultFamily, frame_summary
 from .statistic import cosine_statistic, cosines
@@ -36,7 +36,7 @@ def similarity(kv: KeyedVectorsWithVariance, word1, word2, *, null_value: float 
     InferenceResult
     """
     resolve_words(kv, [word1, word2], "raise")
-    return test(kv, cosine_statistic([(word1, word2)], name=f"cos({word1}, {word2})"), null_value=null_value,
+    return wald_test(kv, cosine_statistic([(word1, word2)], name=f"cos({word1}, {word2})"), null_value=null_value,
                 alternative=alternative, method=method, n_draws=n_draws, rng=rng)
 
 

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import glovev_ext
 from glovev_ext import CovarianceStore, GloVeVEstimator, UndefinedCovarianceError, glove_weights
 from glovev_ext._covariance_kernel import (CHOLESKY, INVERSE_ERROR_LIMIT, PSEUDO_INVERSE, WordFitter,
                                            fit_all_words, residual_variances)

@@ -1,0 +1,16 @@
+"""The examples in the public docstrings run and print what they say."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import glovev_ext.estimator
+import glovev_ext.vectorizer
+
+
+@pytest.mark.parametrize("module", [glovev_ext.vectorizer, glovev_ext.estimator], ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert attempted > 0 and failures == 0
