@@ -197,6 +197,13 @@ class WordFitter:
         return lapack.dpotrf(shifted, lower=1, clean=0)[1] != 0
 
 
+def fit_free_rows(fitter: WordFitter) -> list[WordFit]:
+    """Every row of ``fitter``'s matrix fitted as a new word: bias free, residuals at the optimum."""
+    matrix = fitter.cooccurrence
+    return [fitter.fit_row(matrix.indices[a:b], matrix.data[a:b], None, None)
+            for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
+
+
 @njit(nogil=True, cache=True)
 def _gather_weighted_rows(context_vectors, cols, root_weights, target, out):
     """``out[k] = [s_k v_{cols[k]}, s_k, t_k]``: the weighted design, weights and target side by side."""

@@ -1,25 +1,54 @@
-"""Running the covariance pass on a Dask cluster (``pip install 'glovev-ext[dask]'``).
+"""Running the per-word passes on a Dask cluster (``pip install 'glovev-ext[dask]'``).
 
-Each block of words is a task: the context vectors and biases are broadcast to the workers once,
-each task carries only its block's co-occurrence rows and centre parameters, writes its factors
-straight into the store file (which the workers must see: a local cluster, or a shared file
-system) and sends back a small summary. A worker that dies has its tasks rerun elsewhere; the
-store at the final path is complete or absent, never partial.
+The covariance pass: each block of words is a task; the context vectors and biases are broadcast
+to the workers once, each task carries only its block's co-occurrence rows and centre parameters,
+writes its factors straight into the store file (which the workers must see: a local cluster, or
+a shared file system) and sends back a small summary. A worker that dies has its tasks rerun
+elsewhere; the store at the final path is complete or absent, never partial.
+
+``transform``: blocks of new co-occurrence rows are fitted on the workers, which send back only
+the vectors.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from ._covariance_kernel import WordFitter, fit_free_rows
 from .covariance_build import BlockRunner, fit_block_into_file
 
-logger = logging.getLogger(__name__)
+
+@contextmanager
+def _connected(client, n_workers: int | None):
+    """The client to use: the one given, one for a scheduler address, or a new local cluster's."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError("the dask backend needs dask.distributed: pip install 'glovev-ext[dask]'") from None
+    if client is not None and not isinstance(client, str):
+        yield client
+        return
+    cluster = None
+    if client is None:
+        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    active = Client(cluster if cluster is not None else client)
+    try:
+        yield active
+    finally:
+        active.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
-    """A block runner on Dask.
+    """A block runner of the covariance pass on Dask.
 
     Parameters
     ----------
@@ -31,22 +60,9 @@ def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
     """
 
     def run(tasks) -> Iterator:
-        try:
-            from dask.distributed import Client, LocalCluster, as_completed
-        except ImportError:
-            raise ImportError("the dask backend needs dask.distributed: pip install 'glovev-ext[dask]'") from None
-        owned = []
-        if client is None:
-            cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
-            owned = [Client(cluster), cluster]
-            active = owned[0]
-        elif isinstance(client, str):
-            active = Client(client)
-            owned = [active]
-        else:
-            active = client
-        try:
+        from dask.distributed import as_completed
+
+        with _connected(client, n_workers) as active:
             n_active = max(1, len(active.scheduler_info().get("workers", {})))
             broadcast = {}
             in_flight = as_completed()
@@ -72,8 +88,30 @@ def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
             for future in in_flight:
                 yield keys.pop(future.key), future.result()
                 submit_next()
-        finally:
-            for resource in owned:
-                resource.close()
 
     return run
+
+
+def transform_block(rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
+                    alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted-least-squares vectors (free bias) and context counts of a block of co-occurrence rows."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        fits = fit_free_rows(WordFitter(rows, contexts, biases, x_max, alpha))
+    dim = contexts.shape[1]
+    return (np.array([fit.optimum for fit in fits]).reshape(len(fits), dim),
+            np.array([fit.n_contexts for fit in fits], dtype=np.int64))
+
+
+def dask_transform(client, rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
+                   alpha: float, n_workers: int | None = None, rows_per_task: int = 2000
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`transform_block` over blocks of ``rows`` on Dask; only the vectors come back."""
+    with _connected(client, n_workers) as active:
+        shared_contexts, shared_biases = active.scatter([contexts, biases], broadcast=True)
+        bounds = list(range(0, rows.shape[0], rows_per_task)) + [rows.shape[0]]
+        futures = [active.submit(transform_block, rows[a:b], shared_contexts, shared_biases, x_max, alpha,
+                                 pure=False) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        parts = active.gather(futures)
+    if not parts:
+        return np.empty((0, contexts.shape[1])), np.empty(0, np.int64)
+    return np.vstack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

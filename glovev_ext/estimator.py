@@ -13,7 +13,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._checks import check_int, check_positive_float, resolve_n_jobs
-from ._covariance_kernel import WordFitter, fit_all_words, packed_size, residual_variances
+from ._covariance_kernel import WordFitter, fit_all_words, fit_free_rows, packed_size, residual_variances
 from .covariance_build import build_store_file, threaded_runner
 from .cooccurrence_matrix import check_cooccurrence
 from .covariance_store import CovarianceStore
@@ -229,14 +229,26 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         ------
         ValueError
             For a row with ``D + 1`` or fewer contexts (the vector is not identified).
+
+        Notes
+        -----
+        With ``backend="dask"`` the rows are fitted on the cluster in blocks and only the vectors
+        come back.
         """
-        fitted = self.conditional_fit(X)
-        short = np.flatnonzero(~fitted.covariance.defined)
+        check_is_fitted(self, "covariance_")
+        rows = self._validated_rows(X)
+        if self.backend == "dask":
+            from .distributed import dask_transform
+            embedding, n_contexts = dask_transform(self.client, rows, self.context_embedding_, self.context_bias_,
+                                                   self.x_max, self.alpha, n_workers=resolve_n_jobs(self.n_jobs))
+        else:
+            fitted = self._conditional_fit(rows)
+            embedding, n_contexts = fitted.embedding, fitted.covariance.n_contexts
+        short = np.flatnonzero(n_contexts <= self.embedding_.shape[1] + 1)
         if short.size:
-            counts = fitted.covariance.n_contexts[short[0]]
             raise ValueError(f"{short.size} rows have too few contexts to estimate a vector; row {short[0]} has "
-                             f"{counts}, and n_components + 1 = {self.n_components + 1} are needed")
-        return fitted.embedding
+                             f"{n_contexts[short[0]]}, and n_components + 1 = {self.n_components + 1} are needed")
+        return embedding
 
     def conditional_fit(self, X) -> ConditionalFit:
         """Vectors, biases, residual variances and covariances of new co-occurrence rows.
@@ -250,14 +262,17 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         ConditionalFit
         """
         check_is_fitted(self, "covariance_")
-        rows = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        rows = sp.csr_matrix(rows)
+        return self._conditional_fit(self._validated_rows(X))
+
+    def _validated_rows(self, X) -> sp.csr_matrix:
+        rows = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False))
         if (rows.data < 0).any():
-            raise ValueError("X holds negative co-occurrence values")
+            raise ValueError("Negative values in data: X holds negative co-occurrence values")
         rows.eliminate_zeros()
-        fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha)
-        fits = [fitter.fit_row(rows.indices[a:b], rows.data[a:b], None, None)
-                for a, b in zip(rows.indptr[:-1], rows.indptr[1:])]
+        return rows
+
+    def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
+        fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha))
         dim = self.embedding_.shape[1]
         defined = [f for f in fits if f.factor is not None]
         factor_row = np.full(len(fits), -1, np.int64)

@@ -129,6 +129,17 @@ def test_an_interrupted_pass_resumes_and_other_inputs_are_refused(model, tmp_pat
     assert_same_store(CovarianceStore.load(path), fitted.covariance_, rtol=0)
 
 
+def test_dask_transform_equals_the_local_transform(model, client, tmp_path):
+    X, fitted = model
+    rows = X[np.flatnonzero(np.diff(X.indptr) > 60)[:300]]
+    remote = GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=client,
+                             covariance_storage=tmp_path / "t.cov", progress=False).fit(X)
+    np.testing.assert_array_equal(remote.transform(rows), fitted.transform(rows))
+    short = X[np.flatnonzero(np.diff(X.indptr) <= 31)[:2]]
+    with pytest.raises(ValueError, match="too few contexts"):
+        remote.transform(short)
+
+
 def test_dask_backend_needs_a_store_file(model):
     X, fitted = model
     with pytest.raises(ValueError, match="give covariance_storage a file path"):
