@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -19,7 +20,8 @@ class ContextCounter:
     on a worker thread, which then counts them with the numba kernel; both steps release the GIL.
     Partial sums merge like a binary counter (a matrix merges with the one before it of the same
     level), so each entry is copied O(log n_chunks) times; merges run on the workers too (scipy's
-    sparse addition releases the GIL). The merge tree depends only on the chunk order, so the
+    sparse addition releases the GIL), each queued only once both of its inputs exist, so no
+    worker ever waits on another job. The merge tree depends only on the chunk order, so the
     result is bit-for-bit the same whatever the number of threads. At most ``2 * n_jobs``
     counting jobs are in flight.
 
@@ -62,7 +64,7 @@ class ContextCounter:
             self._on_counted(self._in_flight.popleft().result()[1])
         counted = self._pool.submit(self._count, make_ids, *args)
         self._in_flight.append(counted)
-        self._push(self._pool.submit(_first, counted), self._merge_later)
+        self._push(_then(counted, _first), self._merge_when_ready)
 
     def symmetric_result(self) -> sp.csr_matrix:
         """``Y + Y.T`` for the sum ``Y`` of all chunks' right-context matrices (sorted indices)."""
@@ -71,13 +73,8 @@ class ContextCounter:
         right = sp.csr_matrix((self._n_words, self._n_words))
         for _, partial in self._levels:
             right = _add_matrices(right, partial) if right.nnz else _resolved(partial)
-        left = right.T.tocsr()
-        bounds = np.linspace(0, self._n_words, self._n_jobs + 1).astype(int)
-        blocks = [(right[a:b], left[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-        if self._pool is None:
-            return sp.vstack([_add_matrices(*block) for block in blocks], format="csr")
-        return sp.vstack([f.result() for f in [self._pool.submit(_add_matrices, *block) for block in blocks]],
-                         format="csr")
+        # One addition: slicing into row blocks to add them on several threads costs more than it saves.
+        return right + right.T.tocsr()
 
     def _count(self, make_ids, *args) -> tuple[sp.csr_matrix, int]:
         ids, doc_ends = make_ids(*args)
@@ -91,14 +88,45 @@ class ContextCounter:
             level += 1
         self._levels.append((level, partial))
 
-    def _merge_later(self, earlier: Future, later: Future) -> Future:
-        # The inputs were queued before this merge, so a worker waiting on them waits on jobs
-        # already running on other workers: no deadlock.
-        return self._pool.submit(_add_matrices, earlier, later)
+    def _merge_when_ready(self, earlier: Future, later: Future) -> Future:
+        merged: Future = Future()
+        waiting = [earlier, later]
+        lock = threading.Lock()
+
+        def input_done(done: Future) -> None:
+            with lock:
+                waiting.remove(done)
+                if waiting:
+                    return
+            try:
+                job = self._pool.submit(_add_matrices, earlier, later)
+            except RuntimeError as exc:  # the pool shut down after an error elsewhere
+                merged.set_exception(exc)
+                return
+            job.add_done_callback(lambda finished: _settle(merged, finished.result))
+
+        earlier.add_done_callback(input_done)
+        later.add_done_callback(input_done)
+        return merged
 
 
-def _first(counted: Future) -> sp.csr_matrix:
-    return counted.result()[0]
+def _then(future: Future, function: Callable) -> Future:
+    """A future of ``function(future.result())``, computed by whichever thread completes ``future``."""
+    mapped: Future = Future()
+    future.add_done_callback(lambda finished: _settle(mapped, lambda: function(finished.result())))
+    return mapped
+
+
+def _settle(target: Future, compute: Callable) -> None:
+    """Complete ``target`` with ``compute()`` or with the exception it raises."""
+    try:
+        target.set_result(compute())
+    except Exception as exc:
+        target.set_exception(exc)
+
+
+def _first(counted: tuple[sp.csr_matrix, int]) -> sp.csr_matrix:
+    return counted[0]
 
 
 def _resolved(partial: Future | sp.csr_matrix) -> sp.csr_matrix:

@@ -131,6 +131,31 @@ def test_chunking_and_threads_do_not_change_the_counts(embedded_paragraphs, chun
     np.testing.assert_allclose(X.toarray(), reference.toarray(), rtol=1e-12, atol=0)
 
 
+def test_the_number_of_threads_does_not_change_a_bit(embedded_paragraphs):
+    one, two = (vectorizer(min_count=2, n_jobs=n_jobs, chunk_size=2000).fit_transform(embedded_paragraphs)
+                for n_jobs in (1, 2))
+    assert (one.indptr == two.indptr).all() and (one.indices == two.indices).all()
+    assert (one.data == two.data).all()
+
+
+@pytest.mark.parametrize("failing_call", [1, 5])
+def test_a_failure_on_a_worker_thread_reaches_the_caller(embedded_paragraphs, monkeypatch, failing_call):
+    import glovev_ext._context_counter as counter_module
+
+    fitted = vectorizer(min_count=2, n_jobs=2, chunk_size=2000).fit(embedded_paragraphs)
+    real_kernel, calls = counter_module.count_right_contexts, []
+
+    def failing_kernel(*args):
+        calls.append(1)
+        if len(calls) == failing_call:
+            raise MemoryError("no room for this chunk")
+        return real_kernel(*args)
+
+    monkeypatch.setattr(counter_module, "count_right_contexts", failing_kernel)
+    with pytest.raises(MemoryError, match="no room for this chunk"):
+        fitted.transform(embedded_paragraphs)
+
+
 def test_token_lists_and_gensim_corpora_work(embedded_paragraphs):
     from_strings = vectorizer(min_count=2).fit_transform(embedded_paragraphs)
     from_tokens = vectorizer(min_count=2).fit_transform([p.split() for p in embedded_paragraphs])
