@@ -50,8 +50,13 @@ class ContextCounter:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._pool is None:
+            return
+        # Cancelled here, not by shutdown(cancel_futures=True): cancelling runs the merge callbacks,
+        # which submit to the pool and would deadlock on the lock that shutdown holds meanwhile.
+        for counted in self._in_flight:
+            counted.cancel()
+        self._pool.shutdown(wait=True)
 
     def submit(self, make_ids: Callable[..., tuple[np.ndarray, np.ndarray]], *args) -> None:
         """Queue one chunk: ``make_ids(*args)`` returns its word ids and document end offsets."""
