@@ -18,9 +18,9 @@ of a covariance under a linear map such as the unit-normalisation Jacobian (kind
 
 Whether ``cond(H_i) * eps > 1e-10`` is decided without an eigendecomposition: LAPACK's
 condition estimate clears words far below the threshold, and otherwise ``cond_2(H) > T`` if and
-only if ``H - (lambda_max / T) I`` is not positive definite, which one Cholesky attempt tells once
-the power iteration has found ``lambda_max``. Only the words on the pseudo-inverse branch pay for
-an eigendecomposition.
+only if ``H - (lambda_max / T) I`` is not positive definite, which a Cholesky attempt tells (a few
+power iterations give a lower bound of ``lambda_max`` that settles most words; the others iterate
+to a relative 1e-10). Only the words on the pseudo-inverse branch pay for an eigendecomposition.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ INVERSE_ERROR_LIMIT = 1e-10
 EIGENVALUE_CUTOFF = 1e-3
 _EPS = np.finfo(np.float64).eps
 _SCREEN_MARGIN = 30.0  # an estimated condition number this far below the threshold needs no exact test
+_ROUGH_ITERATIONS = 6  # power iterations before the first, one-sided, shifted Cholesky test
 
 
 def packed_size(dim: int) -> int:
@@ -185,16 +186,23 @@ class WordFitter:
         LAPACK's estimate of the 1-norm condition number (a lower bound, in practice within a
         factor 3 of it, and ``cond_1 >= cond_2``) clears a word far below the threshold. Otherwise
         the test is exact: ``cond_2(H) > T`` if and only if ``H - (lambda_max / T) I`` is not positive
-        definite, which one Cholesky attempt tells once the power iteration has found
-        ``lambda_max`` (to a relative 1e-10).
+        definite, which one Cholesky attempt tells. Every power-iteration estimate of
+        ``lambda_max`` is a lower bound, so a failed attempt with a rough estimate already proves
+        the word ill-conditioned; only the others need ``lambda_max`` to a relative 1e-10.
         """
         limit = INVERSE_ERROR_LIMIT / _EPS
         rcond, info = lapack.dpocon(lower, np.abs(hessian).sum(axis=0).max(), uplo="L")
         if info == 0 and rcond > 0 and _SCREEN_MARGIN / rcond < limit:
             return False
-        largest = _largest_eigenvalue(hessian, start)
-        shifted = hessian - np.diag(np.full(self.dim, largest / limit))
-        return lapack.dpotrf(shifted, lower=1, clean=0)[1] != 0
+        rough, vector = _largest_eigenvalue(hessian, start, max_iterations=_ROUGH_ITERATIONS)
+        if self._shift_breaks_cholesky(hessian, rough / limit):
+            return True
+        largest, _ = _largest_eigenvalue(hessian, vector)
+        return largest > rough and self._shift_breaks_cholesky(hessian, largest / limit)
+
+    def _shift_breaks_cholesky(self, hessian: np.ndarray, shift: float) -> bool:
+        """Whether ``H - shift I`` is not positive definite."""
+        return lapack.dpotrf(hessian - np.diag(np.full(self.dim, shift)), lower=1, clean=0)[1] != 0
 
 
 def fit_free_rows(fitter: WordFitter) -> list[WordFit]:
@@ -218,22 +226,25 @@ def _gather_weighted_rows(context_vectors, cols, root_weights, target, out):
 
 
 def _largest_eigenvalue(hessian: np.ndarray, start: np.ndarray, tolerance: float = 1e-10,
-                        max_iterations: int = 500) -> float:
-    """Largest eigenvalue of a symmetric positive semi-definite matrix by power iteration."""
+                        max_iterations: int = 500) -> tuple[float, np.ndarray]:
+    """A lower bound of the largest eigenvalue of a symmetric positive semi-definite matrix by power
+    iteration (converged to ``tolerance`` unless ``max_iterations`` stop it first), and the last
+    iterate, from which a later call can go on."""
     vector = start if np.any(start) else np.ones(hessian.shape[0])
     vector = vector / np.linalg.norm(vector)
     value = 0.0
     for _ in range(max_iterations):
         image = hessian @ vector
         new_value = float(vector @ image)
-        norm = np.linalg.norm(image)
+        norm = float(np.linalg.norm(image))
         if norm == 0.0:
-            return 0.0
+            return 0.0, vector
         vector = image / norm
         if new_value - value <= tolerance * new_value:
-            return max(new_value, norm)
+            return max(new_value, norm), vector
         value = new_value
-    return max(value, norm)
+    # The Rayleigh quotient and ||H v|| of a unit v are both at most lambda_max.
+    return max(value, norm), vector
 
 
 def _mahalanobis(squared_spread: float, sigma2: float) -> float:
