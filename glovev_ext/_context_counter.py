@@ -76,8 +76,9 @@ class ContextCounter:
         while self._in_flight:
             self._on_counted(self._in_flight.popleft().result()[1])
         right = sp.csr_matrix((self._n_words, self._n_words))
-        for _, partial in self._levels:
-            right = _add_matrices(right, partial) if right.nnz else _resolved(partial)
+        while self._levels:  # emptied as it goes, so each partial sum is freed once it is added
+            partial = _resolved(self._levels.pop(0)[1])
+            right = right + partial if right.nnz else partial
         # One addition: slicing into row blocks to add them on several threads costs more than it saves.
         return right + right.T.tocsr()
 
@@ -95,16 +96,23 @@ class ContextCounter:
 
     def _merge_when_ready(self, earlier: Future, later: Future) -> Future:
         merged: Future = Future()
-        waiting = [earlier, later]
+        # The callbacks reach the inputs only through this list, emptied once the merge is queued:
+        # a closure holding the futures would tie each one to its own callbacks in a reference
+        # cycle, and the partial matrices would wait for the garbage collector.
+        inputs = [earlier, later]
+        n_waiting = [2]
         lock = threading.Lock()
+        pool = self._pool
 
-        def input_done(done: Future) -> None:
+        def input_done(_: Future) -> None:
             with lock:
-                waiting.remove(done)
-                if waiting:
+                n_waiting[0] -= 1
+                if n_waiting[0]:
                     return
+            pair = tuple(inputs)
+            inputs.clear()
             try:
-                job = self._pool.submit(_add_matrices, earlier, later)
+                job = pool.submit(_add_matrices, *pair)
             except RuntimeError as exc:  # the pool shut down after an error elsewhere
                 merged.set_exception(exc)
                 return

@@ -171,6 +171,32 @@ def test_a_failure_on_a_worker_thread_reaches_the_caller(embedded_paragraphs, mo
         assert len(outcome) == 1 and "no room for this chunk" in str(outcome[0])
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_partial_sums_are_freed_without_the_garbage_collector(embedded_paragraphs, monkeypatch, n_jobs):
+    import gc
+    import weakref
+
+    import glovev_ext._context_counter as counter_module
+
+    fitted = vectorizer(min_count=2, n_jobs=n_jobs, chunk_size=2000).fit(embedded_paragraphs)
+    real_add, partial_sums = counter_module._add_matrices, []
+
+    def recorded_add(earlier, later):
+        total = real_add(earlier, later)
+        partial_sums.append(weakref.ref(total))
+        return total
+
+    monkeypatch.setattr(counter_module, "_add_matrices", recorded_add)
+    gc.collect()
+    gc.disable()
+    try:
+        fitted.transform(embedded_paragraphs)
+        alive = sum(ref() is not None for ref in partial_sums)
+    finally:
+        gc.enable()
+    assert len(partial_sums) > 10 and alive == 0
+
+
 def test_token_lists_and_gensim_corpora_work(embedded_paragraphs):
     from_strings = vectorizer(min_count=2).fit_transform(embedded_paragraphs)
     from_tokens = vectorizer(min_count=2).fit_transform([p.split() for p in embedded_paragraphs])
