@@ -52,7 +52,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--glove-folder", help="folder of Stanford GloVe output (vocab.txt, cooccurrence.bin, "
                                             "vectors.bin) instead of a corpus")
     fit.add_argument("--output", default="glovev_model", help="model directory to write (default ./glovev_model)")
-    fit.add_argument("--dim", type=int, default=50, help="embedding dimension D (default 50)")
+    fit.add_argument("--dim", type=int, default=50, help="embedding dimension D (default 50); with --glove-folder, "
+                                                       "the D of a vectors.txt (vectors.bin tells its own)")
     fit.add_argument("--epochs", type=int, default=25, help="training epochs (default 25)")
     fit.add_argument("--x-max", type=float, default=100.0, help="weighting cut-off x_max (default 100)")
     fit.add_argument("--window", type=int, default=8, help="context words on each side (default 8)")
@@ -171,7 +172,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         if args.corpus:
             raise ValueError("give a corpus or --glove-folder, not both")
         from .adapters import load_glove_folder
-        model, kv = load_glove_folder(args.glove_folder, x_max=args.x_max, n_jobs=args.threads,
+        model, kv = load_glove_folder(args.glove_folder, dim=args.dim, x_max=args.x_max, n_jobs=args.threads,
                                       progress=show_progress)
         source = f"Stanford GloVe output in {args.glove_folder}"
         print(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")

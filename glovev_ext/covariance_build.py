@@ -118,14 +118,34 @@ BlockRunner = Callable[[Iterable[tuple[int, tuple]]], Iterator[tuple[int, BlockS
 
 
 def threaded_runner(n_jobs: int) -> BlockRunner:
-    """Run blocks on local threads, yielding ``(block, summary)`` as they finish."""
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    """Run blocks on local threads, yielding ``(block, summary)`` as they finish.
+
+    BLAS is limited to one thread around the whole pool (the limit is process-wide, so a limit
+    per block would be lifted by the first block to finish), and at most ``2 * n_jobs`` blocks
+    are queued, so only their co-occurrence rows are copied at any time.
+    """
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    n_threads = max(1, n_jobs)
 
     def run(tasks):
-        with ThreadPoolExecutor(max(1, n_jobs), thread_name_prefix="glovev-cov") as pool:
-            futures = {pool.submit(fit_block_into_file, *arguments): k for k, arguments in tasks}
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+        pending = iter(tasks)
+        in_flight = {}
+        with threadpool_limits(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-cov") as pool:
+            def submit_next() -> None:
+                step = next(pending, None)
+                if step is not None:
+                    in_flight[pool.submit(fit_block_into_file, *step[1])] = step[0]
+
+            for _ in range(2 * n_threads):
+                submit_next()
+            while in_flight:
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    block = in_flight.pop(future)
+                    yield block, future.result()
+                    submit_next()
 
     return run
 

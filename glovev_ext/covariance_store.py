@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from threading import Lock
 
@@ -206,8 +206,9 @@ class CovarianceStore(SaveLoad):
         """
         indices = np.arange(self.shape[0]) if key is None else self._indices(key)
         out = np.full((len(indices), self._dim), np.nan)
+        defined = self.defined
         for k, i in enumerate(indices):
-            if self.defined[i]:
+            if defined[i]:
                 out[k] = np.diag(self._dense(int(i)))
         return out
 
@@ -297,15 +298,16 @@ class CovarianceStore(SaveLoad):
             words = [self._words[r] if r >= 0 else f"<no covariance {i}>" for i, r in enumerate(rows)]
         return CovarianceStore(arrays, factors, self._dim, words=words)
 
-    def mapped(self, rows: np.ndarray, maps: np.ndarray) -> CovarianceStore:
-        """A store whose word k has covariance ``maps[k] Sigma_{rows[k]} maps[k]^T`` (no covariance if -1).
+    def mapped(self, rows: np.ndarray, linear_map: Callable[[int], np.ndarray]) -> CovarianceStore:
+        """A store whose word k has covariance ``M_k Sigma_{rows[k]} M_k^T`` (no covariance if -1).
 
         Parameters
         ----------
         rows : ndarray of int, shape (n,)
             Words of this store, or -1.
-        maps : ndarray, shape (n, D, D)
-            Linear maps applied to each word's vector.
+        linear_map : callable
+            ``linear_map(k)`` is the D x D map ``M_k`` applied to word k's vector (asked for only
+            for words with a covariance, one at a time, so n x D x D never exists).
 
         Returns
         -------
@@ -324,7 +326,7 @@ class CovarianceStore(SaveLoad):
         for k, position in enumerate(defined):
             row = int(rows[position])
             sigma2 = float(self.sigma2[row])
-            image = maps[position] @ self.square_root(row) / np.sqrt(sigma2)
+            image = linear_map(int(position)) @ self.square_root(row) / np.sqrt(sigma2)
             # image image^T = F F^T with F lower triangular: F^T is the R of a QR of image^T.
             triangle = np.linalg.qr(image.T, mode="r")
             diagonal = np.abs(np.diag(triangle))

@@ -205,11 +205,20 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.sigma2_ = np.asarray(self.covariance_.sigma2)
         self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
         self.covariance_defined_ = self.covariance_.defined
-        self.pseudo_inverse_ = self.covariance_.pseudo_inverse
         self.covariance_rank_ = self.covariance_.rank
-        logger.info("GloVe-V: %d of %d words have a covariance (%d on the pseudo-inverse branch)",
-                    int(self.covariance_defined_.sum()), n_words, int(self.pseudo_inverse_.sum()))
+        if storage == "lazy":
+            logger.info("GloVe-V: %d of %d words have a covariance (computed when queried)",
+                        int(self.covariance_defined_.sum()), n_words)
+        else:
+            logger.info("GloVe-V: %d of %d words have a covariance (%d on the pseudo-inverse branch)",
+                        int(self.covariance_defined_.sum()), n_words, int(self.pseudo_inverse_.sum()))
         return self
+
+    @property
+    def pseudo_inverse_(self) -> np.ndarray:
+        """Words on the pseudo-inverse branch, read from ``covariance_`` (so lazy storage fills it in)."""
+        check_is_fitted(self, "covariance_")
+        return self.covariance_.pseudo_inverse
 
     def transform(self, X) -> np.ndarray:
         """Weighted-least-squares centre vectors of co-occurrence rows, given the fitted contexts.

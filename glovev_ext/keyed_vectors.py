@@ -312,10 +312,14 @@ class KeyedVectorsWithVariance(KeyedVectors):
         covariance becomes ``J Sigma J^T`` (rank at most D - 1: the radial direction is gone).
         """
         if self.covariance_store is not None:
-            norms = np.linalg.norm(self.vectors, axis=1)
-            units = self.vectors / norms[:, None]
-            jacobians = (np.eye(self.vector_size)[None] - units[:, :, None] * units[:, None, :]) / norms[:, None, None]
-            self.covariance_store = self.covariance_store.mapped(self.covariance_rows, jacobians)
+            identity = np.eye(self.vector_size)
+
+            def jacobian(k: int) -> np.ndarray:
+                norm = np.linalg.norm(self.vectors[k])
+                unit = self.vectors[k] / norm
+                return (identity - np.outer(unit, unit)) / norm
+
+            self.covariance_store = self.covariance_store.mapped(self.covariance_rows, jacobian)
             self.covariance_rows = np.where(self.covariance_rows >= 0, np.arange(len(self.covariance_rows)),
                                             _NO_COVARIANCE)
         super().unit_normalize_all()

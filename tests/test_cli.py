@@ -74,7 +74,7 @@ def test_fit_without_corpus_says_it_uses_the_embedded_corpus(monkeypatch, capsys
 
 
 def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
-    from glovev_ext.adapters import write_cooccurrence, write_vectors_bin, write_vocab
+    from glovev_ext.adapters import write_cooccurrence, write_vectors_bin, write_vectors_text, write_vocab
     X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
         glovev_ext.load_default_corpus(max_documents=500))
     model = glovev_ext.GloVeVEstimator(4, epochs=2, random_state=0, n_jobs=1, progress=False).fit(X)
@@ -89,6 +89,15 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     loaded = glovev_ext.load_model(tmp_path / "from_glove")[0]
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
     np.testing.assert_array_equal(loaded.covariance(word), model.covariance_[word])
+    # the text output of -model 0 instead: its D comes from --dim
+    (folder / "vectors.bin").unlink()
+    write_vectors_text(folder / "vectors.txt", X.words, glovev_ext.GloVeParameters(
+        model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
+    status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--dim", "4", "--output", tmp_path / "from_text",
+                         "--quiet")
+    assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
+    from_text = glovev_ext.load_model(tmp_path / "from_text")[0]
+    np.testing.assert_allclose(from_text.covariance(word), model.covariance_[word], rtol=1e-6)
 
 
 def table(out: str) -> pd.DataFrame:

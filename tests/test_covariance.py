@@ -244,6 +244,10 @@ def test_lazy_storage_computes_words_on_demand(embedded_cooccurrence, fitted):
         np.testing.assert_allclose(store[int(i)], fitted.covariance_[int(i)], rtol=1e-12, atol=1e-18)
     assert (store.rank[defined[:20]] == fitted.covariance_rank_[defined[:20]]).all()
     assert (store.rank[defined[20:]] == -1).all()
+    # the estimator's flags follow the words computed since the fit
+    assert (lazy.covariance_rank_[defined[:20]] == fitted.covariance_rank_[defined[:20]]).all()
+    np.testing.assert_array_equal(lazy.pseudo_inverse_[defined[:20]], fitted.pseudo_inverse_[defined[:20]])
+    assert not lazy.pseudo_inverse_[defined[20:]].any()
 
 
 def _parameters(model):
