@@ -214,7 +214,7 @@ def _run_fit(args: argparse.Namespace) -> int:
 
 
 def _print_uncertainty_by_frequency(kv: KeyedVectorsWithVariance) -> None:
-    """Median standard error of a centre-vector component in four frequency bands (rarest last)."""
+    """Per word the root mean square of its D standard errors; their median in four frequency bands (rarest last)."""
     keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
     if not keys:
         return
@@ -222,7 +222,8 @@ def _print_uncertainty_by_frequency(kv: KeyedVectorsWithVariance) -> None:
     standard_errors = np.sqrt(kv.covariance_store.diagonal(rows).mean(axis=1))
     counts = np.array([kv.get_vecattr(key, "count") for key in keys])
     order = np.argsort(-counts, kind="stable")
-    print("median standard error of a centre-vector component, by word frequency:")
+    print("median standard error of a centre-vector component (root mean square over the D components), "
+          "by word frequency:")
     for band in np.array_split(order, 4):
         print(f"  words seen {counts[band].min():,}-{counts[band].max():,} times: "
               f"{np.median(standard_errors[band]):.4f}")

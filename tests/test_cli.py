@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from gensim.test.utils import datapath
+from scipy.stats import spearmanr
 
 import glovev_ext
 from glovev_ext.cli import main
@@ -60,8 +61,23 @@ def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir,
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
     np.testing.assert_array_equal(kv.covariance(word), model.covariance_[word])
     assert kv.get_vecattr(word, "count") == vectorizer.word_counts_[list(X.words).index(word)]
-    band_lines = [line for line in out.splitlines() if line.startswith("  words seen")]
-    assert len(band_lines) == 4
+    # the frequency bands, from the dense covariances
+    keys = [k for k in kv.index_to_key if kv.has_covariance(k)]
+    rms_errors = np.array([np.sqrt(np.diag(kv.covariance(k)).mean()) for k in keys])
+    counts = np.array([kv.get_vecattr(k, "count") for k in keys])
+    for band in np.array_split(np.argsort(-counts, kind="stable"), 4):
+        assert (f"  words seen {counts[band].min():,}-{counts[band].max():,} times: "
+                f"{np.median(rms_errors[band]):.4f}") in out
+    # WordSim-353 from the raw file and scipy
+    pairs = [line.split("\t") for line in Path(datapath("wordsim353.tsv")).read_text().splitlines()
+             if line and not line.startswith("#")]
+    usable = [(a.lower(), b.lower(), float(score)) for a, b, score in pairs
+              if a.lower() in kv.key_to_index and b.lower() in kv.key_to_index]
+    unit = kv.vectors / np.linalg.norm(kv.vectors, axis=1, keepdims=True)
+    cosines = [unit[kv.key_to_index[a]] @ unit[kv.key_to_index[b]] for a, b, _ in usable]
+    rho = spearmanr(cosines, [score for *_, score in usable])[0]
+    assert (f"Spearman rho = {rho:.3f} (p = " in out
+            and f"{100 * len(usable) / len(pairs):.0f}% of pairs in vocabulary" in out)
     saved = glovev_ext.load_model(tmp_path / "again")[1]
     assert saved["source"] == str(corpus_file) and saved["dim"] == 8
 

@@ -75,6 +75,9 @@ def test_a_worker_killed_mid_run_still_gives_a_complete_correct_store(model, cli
         except Exception:  # the worker dies before answering
             pass
         killed.append(time.time())
+        while time.time() < deadline and victim in client.scheduler_info()["workers"]:
+            time.sleep(0.05)
+        killed.append(victim not in client.scheduler_info()["workers"])
 
     watcher = threading.Thread(target=kill_a_worker_after_the_first_block, daemon=True)
     watcher.start()
@@ -83,6 +86,7 @@ def test_a_worker_killed_mid_run_still_gives_a_complete_correct_store(model, cli
     finished = time.time()
     watcher.join(timeout=60)
     assert killed and killed[0] < finished, "no worker was killed during the run"
+    assert killed[1], "the worker told to exit is still in the cluster"
     assert_same_store(CovarianceStore.load(path), fitted.covariance_)
     assert_same_store(result.covariance_, fitted.covariance_)
     client.wait_for_workers(2, timeout=60)
