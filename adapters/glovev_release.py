@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from glovev_ext._covariance_kernel import TRANSFORMED, UNDEFINED, pack_lower, packed_size
-from glovev_ext.covariance_store import CovarianceStore, StoreFileWriter
+from glovev_ext._covariance_kernel import TRANSFORMED, lower_factor_of_root, pack_lower, packed_size
+from glovev_ext.covariance_store import CovarianceStore, StoreFileWriter, undefined_arrays
 from glovev_ext.keyed_vectors import KeyedVectorsWithVariance
 
 from .stanford import GloVeFileError, read_vocab
@@ -65,10 +65,7 @@ def factor_of_covariance(covariance: np.ndarray) -> tuple[np.ndarray, int]:
         eigenvalues, eigenvectors = np.linalg.eigh(covariance)
         kept = eigenvalues > covariance.shape[0] * np.finfo(float).eps * max(eigenvalues[-1], 0.0)
         root = eigenvectors[:, kept] * np.sqrt(eigenvalues[kept])
-        triangle = np.zeros_like(covariance)
-        r = np.linalg.qr(root.T, mode="r")
-        triangle[:r.shape[0]] = r
-        return pack_lower(triangle.T), int(kept.sum())
+        return lower_factor_of_root(root), int(kept.sum())
 
 
 def load_glovev_release(folder: str | os.PathLike, *, covariance_path: str | os.PathLike | None = None,
@@ -112,9 +109,7 @@ def load_glovev_release(folder: str | os.PathLike, *, covariance_path: str | os.
         by_chunk[chunk].append((global_index, local))
 
     n_defined = sum(len(entries) for entries in by_chunk.values())
-    arrays = {"kind": np.full(len(words), UNDEFINED, np.int8), "rank": np.zeros(len(words), np.int32),
-              "n_contexts": np.zeros(len(words), np.int64), "sigma2": np.full(len(words), np.nan),
-              "factor_row": np.full(len(words), -1, np.int64)}
+    arrays = undefined_arrays(len(words))
     if covariance_path is None:
         factors = np.empty((n_defined, packed_size(dim)), dtype=factor_dtype)
         _fill_factors(folder, by_chunk, dim, arrays, factors, safe_open)

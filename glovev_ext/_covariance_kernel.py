@@ -70,6 +70,18 @@ def unpack_lower(packed: np.ndarray, dim: int) -> np.ndarray:
     return full.reshape(dim, dim)
 
 
+def lower_factor_of_root(root: np.ndarray) -> np.ndarray:
+    """The packed lower-triangular ``F`` with ``F F^T = root root^T``, for a ``(D, r)`` ``root``.
+
+    ``F^T`` is the R of a QR decomposition of ``root^T`` (zero rows below the first r).
+    """
+    dim = root.shape[0]
+    triangle = np.zeros((dim, dim))
+    r = np.linalg.qr(root.T, mode="r")
+    triangle[:r.shape[0]] = r
+    return pack_lower(triangle.T)
+
+
 @dataclass
 class WordFit:
     """GloVe-V quantities of one word; factor is None when the covariance is undefined.
@@ -163,11 +175,7 @@ class WordFitter:
             eigenvalues, eigenvectors = np.linalg.eigh(hessian)
             kept = eigenvalues > EIGENVALUE_CUTOFF * eigenvalues[-1]
             root = eigenvectors[:, kept] / np.sqrt(eigenvalues[kept])
-            # F F^T = root root^T with F lower triangular: F^T is the R of a QR of root^T.
-            triangle = np.zeros((dim, dim))
-            r = np.linalg.qr(root.T, mode="r")
-            triangle[:r.shape[0]] = r
-            kind, rank, factor = PSEUDO_INVERSE, int(kept.sum()), pack_lower(triangle.T)
+            kind, rank, factor = PSEUDO_INVERSE, int(kept.sum()), lower_factor_of_root(root)
             optimum = root @ (root.T @ rhs)
         vector = optimum if center_vector is None else center_vector
         residual = augmented[:, dim + 1] - augmented[:, :dim] @ vector
@@ -210,6 +218,13 @@ def fit_free_rows(fitter: WordFitter) -> list[WordFit]:
     matrix = fitter.cooccurrence
     return [fitter.fit_row(matrix.indices[a:b], matrix.data[a:b], None, None)
             for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
+
+
+def free_row_vectors(fitter: WordFitter) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted-least-squares vectors (bias free) and context counts of every row of ``fitter``'s matrix."""
+    fits = fit_free_rows(fitter)
+    return (np.array([fit.optimum for fit in fits]).reshape(len(fits), fitter.dim),
+            np.array([fit.n_contexts for fit in fits], dtype=np.int64))
 
 
 @njit(nogil=True, cache=True)

@@ -15,7 +15,7 @@ from scipy.linalg import blas, lapack, solve_triangular
 
 from ._atomic import atomic_path
 from ._covariance_kernel import (CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, CovarianceArrays, WordFitter,
-                                 pack_lower, packed_size, unpack_lower)
+                                 lower_factor_of_root, packed_size, unpack_lower)
 
 _MAGIC = b"GLOVEVCV"
 _FEW_COLUMNS = 8
@@ -23,6 +23,13 @@ _FORMAT_VERSION = 1
 _ALIGN = 64
 _PER_WORD_ARRAYS = {"kind": np.int8, "rank": np.int32, "n_contexts": np.int64, "sigma2": np.float64,
                     "factor_row": np.int64}
+
+
+def undefined_arrays(n_words: int) -> dict[str, np.ndarray]:
+    """Per-word arrays of a store in which no word has a covariance yet."""
+    return {"kind": np.full(n_words, UNDEFINED, np.int8), "rank": np.zeros(n_words, np.int32),
+            "n_contexts": np.zeros(n_words, np.int64), "sigma2": np.full(n_words, np.nan),
+            "factor_row": np.full(n_words, -1, np.int64)}
 
 
 class UndefinedCovarianceError(ValueError):
@@ -281,9 +288,7 @@ class CovarianceStore(SaveLoad):
         """
         rows = np.asarray(rows, dtype=np.int64)
         known = rows >= 0
-        arrays = {"kind": np.full(rows.size, UNDEFINED, np.int8), "rank": np.zeros(rows.size, np.int32),
-                  "n_contexts": np.zeros(rows.size, np.int64), "sigma2": np.full(rows.size, np.nan),
-                  "factor_row": np.full(rows.size, -1, np.int64)}
+        arrays = undefined_arrays(rows.size)
         for name in ("n_contexts", "sigma2"):
             arrays[name][known] = getattr(self, "_" + name)[rows[known]]
         defined = np.flatnonzero(known)
@@ -318,19 +323,15 @@ class CovarianceStore(SaveLoad):
         defined = np.flatnonzero(rows >= 0)
         defined = defined[self.defined[rows[defined]]]
         factors = np.empty((defined.size, packed_size(self._dim)))
-        arrays = {"kind": np.full(rows.size, UNDEFINED, np.int8), "rank": np.zeros(rows.size, np.int32),
-                  "n_contexts": np.zeros(rows.size, np.int64), "sigma2": np.full(rows.size, np.nan),
-                  "factor_row": np.full(rows.size, -1, np.int64)}
+        arrays = undefined_arrays(rows.size)
         known = rows >= 0
         arrays["n_contexts"][known] = self.n_contexts[rows[known]]
         for k, position in enumerate(defined):
             row = int(rows[position])
             sigma2 = float(self.sigma2[row])
             image = linear_map(int(position)) @ self.square_root(row) / np.sqrt(sigma2)
-            # image image^T = F F^T with F lower triangular: F^T is the R of a QR of image^T.
-            triangle = np.linalg.qr(image.T, mode="r")
-            diagonal = np.abs(np.diag(triangle))
-            factors[k] = pack_lower(triangle.T)
+            factors[k] = lower_factor_of_root(image)
+            diagonal = np.abs(np.diag(unpack_lower(factors[k], self._dim)))
             arrays["kind"][position] = TRANSFORMED
             # Stored covariances have square roots of condition below about 700 (the square root of the
             # 4.5e5 threshold), so 1e-8 separates genuine directions from those the map annihilates.

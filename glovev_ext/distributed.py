@@ -20,8 +20,10 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from ._covariance_kernel import WordFitter, fit_free_rows
+from ._covariance_kernel import WordFitter, free_row_vectors
 from .covariance_build import BlockRunner, fit_block_into_file
+
+_ROWS_PER_TASK = 2000  # new co-occurrence rows fitted per transform task
 
 
 @contextmanager
@@ -96,19 +98,16 @@ def transform_block(rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarra
                     alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Weighted-least-squares vectors (free bias) and context counts of a block of co-occurrence rows."""
     with threadpool_limits(limits=1, user_api="blas"):
-        fits = fit_free_rows(WordFitter(rows, contexts, biases, x_max, alpha))
-    dim = contexts.shape[1]
-    return (np.array([fit.optimum for fit in fits]).reshape(len(fits), dim),
-            np.array([fit.n_contexts for fit in fits], dtype=np.int64))
+        return free_row_vectors(WordFitter(rows, contexts, biases, x_max, alpha))
 
 
 def dask_transform(client, rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
-                   alpha: float, n_workers: int | None = None, rows_per_task: int = 2000
+                   alpha: float, n_workers: int | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`transform_block` over blocks of ``rows`` on Dask; only the vectors come back."""
     with _connected(client, n_workers) as active:
         shared_contexts, shared_biases = active.scatter([contexts, biases], broadcast=True)
-        bounds = list(range(0, rows.shape[0], rows_per_task)) + [rows.shape[0]]
+        bounds = list(range(0, rows.shape[0], _ROWS_PER_TASK)) + [rows.shape[0]]
         futures = [active.submit(transform_block, rows[a:b], shared_contexts, shared_biases, x_max, alpha,
                                  pure=False) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         parts = active.gather(futures)

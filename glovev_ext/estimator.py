@@ -13,7 +13,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._checks import check_int, check_positive_float, resolve_n_jobs
-from ._covariance_kernel import WordFitter, fit_all_words, fit_free_rows, packed_size, residual_variances
+from ._covariance_kernel import (WordFitter, fit_all_words, fit_free_rows, free_row_vectors, packed_size,
+                                 residual_variances)
 from .covariance_build import build_store_file, threaded_runner
 from .cooccurrence_matrix import check_cooccurrence
 from .covariance_store import CovarianceStore
@@ -251,8 +252,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             embedding, n_contexts = dask_transform(self.client, rows, self.context_embedding_, self.context_bias_,
                                                    self.x_max, self.alpha, n_workers=resolve_n_jobs(self.n_jobs))
         else:
-            fitted = self._conditional_fit(rows)
-            embedding, n_contexts = fitted.embedding, fitted.covariance.n_contexts
+            embedding, n_contexts = free_row_vectors(WordFitter(rows, self.context_embedding_, self.context_bias_,
+                                                                self.x_max, self.alpha))
         short = np.flatnonzero(n_contexts <= self.embedding_.shape[1] + 1)
         if short.size:
             raise ValueError(f"{short.size} rows have too few contexts to estimate a vector; row {short[0]} has "

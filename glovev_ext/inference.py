@@ -7,6 +7,7 @@ Carlo draws ``w_i + S_i z`` for the words a statistic touches, independently acr
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -162,15 +163,11 @@ def estimate(kv: KeyedVectorsWithVariance, statistic: Statistic, *, method: str 
 
 
 def wald_test(kv: KeyedVectorsWithVariance, statistic: Statistic, *, null_value: float = 0.0,
-         alternative: str = "two-sided", method: str = "delta", n_draws: int = 2000, rng=None,
-         dropped: Sequence[str] = ()) -> InferenceResult:
+              alternative: str = "two-sided", method: str = "delta", n_draws: int = 2000, rng=None,
+              dropped: Sequence[str] = ()) -> InferenceResult:
     """Wald test of a single-valued statistic (see :func:`estimate`)."""
     if len(statistic.names) != 1:
         raise ValueError(f"{statistic.name} has {len(statistic.names)} values; use estimate() for several")
     family = estimate(kv, statistic, method=method, null_values=null_value, alternative=alternative,
                       n_draws=n_draws, rng=rng, dropped=dropped)
-    result = family[0]
-    return InferenceResult.wald(statistic.name, result.estimate, result.std_error, null_value=null_value,
-                                alternative=alternative, method=family.method, words=family.words,
-                                dropped=family.dropped, draws=result.draws,
-                                variance_contributions=result.variance_contributions)
+    return dataclasses.replace(family[0], name=statistic.name)

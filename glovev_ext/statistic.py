@@ -98,24 +98,22 @@ def cosines(vectors: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndar
     return np.einsum("...d,...d->...", a, b) / (np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1))
 
 
-def cosine_gradient(vectors: np.ndarray, left: np.ndarray, right: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``sum_p weights[p] * d cos(w_left[p], w_right[p]) / d W`` as a ``(k, D)`` array.
+def cosine_pair_gradients(vectors: np.ndarray, left: np.ndarray, right: np.ndarray
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """``d cos(w_left[p], w_right[p]) / d w_left[p]`` and ``/ d w_right[p]``, each ``(p, D)``.
 
-    For one pair, ``d cos(a, b) / d a = b / (|a| |b|) - cos(a, b) a / |a|^2`` (and symmetrically
-    for b); a word on both sides of a pair gets both terms, which cancel.
+    ``d cos(a, b) / d a = b / (|a| |b|) - cos(a, b) a / |a|^2``, and symmetrically for b.
     """
     a, b = vectors[left], vectors[right]
     norm_a, norm_b = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
     cosine = np.einsum("pd,pd->p", a, b) / (norm_a * norm_b)
-    grad_a = b / (norm_a * norm_b)[:, None] - (cosine / norm_a**2)[:, None] * a
-    grad_b = a / (norm_a * norm_b)[:, None] - (cosine / norm_b**2)[:, None] * b
-    return (scatter_rows(left, weights[:, None] * grad_a, vectors.shape[0])
-            + scatter_rows(right, weights[:, None] * grad_b, vectors.shape[0]))
+    return (b / (norm_a * norm_b)[:, None] - (cosine / norm_a**2)[:, None] * a,
+            a / (norm_a * norm_b)[:, None] - (cosine / norm_b**2)[:, None] * b)
 
 
 def cosine_product_gradient(vectors: np.ndarray, left: np.ndarray, right: np.ndarray,
                             weights: np.ndarray) -> np.ndarray:
-    """:func:`cosine_gradient` for every pair of ``left x right``, ``weights`` of shape (len(left), len(right)).
+    """``sum_pq weights[p, q] d cos(w_left[p], w_right[q]) / d W`` as a ``(k, D)`` array.
 
     Matrix products replace the per-pair terms: the cost is ``(|left| + |right|) D``, not their product.
     """
@@ -148,8 +146,10 @@ def cosine_statistic(pairs: Sequence[tuple], name: str = "cosine similarity") ->
 
     def gradient(vectors):
         jacobian = np.zeros((len(pairs), *vectors.shape))
-        for p in range(len(pairs)):
-            jacobian[p] = cosine_gradient(vectors, left[p:p + 1], right[p:p + 1], np.ones(1))
+        grad_left, grad_right = cosine_pair_gradients(vectors, left, right)
+        pair = np.arange(len(pairs))
+        jacobian[pair, left] += grad_left
+        jacobian[pair, right] += grad_right  # a word on both sides gets both terms, which cancel
         return jacobian
 
     return Statistic(name, keys, tuple(f"cos({a}, {b})" for a, b in pairs),
