@@ -22,7 +22,7 @@ from glovev_ext._covariance_kernel import TRANSFORMED, lower_factor_of_root, pac
 from glovev_ext.covariance_store import CovarianceStore, StoreFileWriter, undefined_arrays
 from glovev_ext.keyed_vectors import KeyedVectorsWithVariance
 
-from .stanford import GloVeFileError, read_vocab
+from .stanford import GloVeFileError, read_vocab, write_vocab
 
 _SLICE = 256  # covariance matrices converted at a time
 
@@ -174,9 +174,7 @@ def write_glovev_release(folder: str | os.PathLike, kv: KeyedVectorsWithVariance
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     counts = kv.expandos.get("count", np.zeros(len(kv), np.int64))
-    with open(folder / "vocab.txt", "w", encoding="utf-8", newline="\n") as stream:
-        for word, count in zip(kv.index_to_key, counts):
-            stream.write(f"{word} {int(count)}\n")
+    write_vocab(folder / "vocab.txt", kv.index_to_key, counts)
     numpy_io.save_file({"center_vectors": np.ascontiguousarray(kv.vectors, dtype=np.float32)},
                        str(folder / "vectors.safetensors"))
     with_covariance = [word for word in kv.index_to_key if kv.has_covariance(word)]

@@ -7,10 +7,10 @@ For each prefix (a fraction of the corpus's paragraphs; the embedded corpus when
 absent) it runs the three stages -- count (CooccurrenceVectorizer), train (a few epochs of
 train_glove), covariances (GloVeVEstimator with covariances written to a float32 store file) --
 and prints each stage's wall time, the peak resident memory during the stage and its growth over
-the stage's start, with the corpus's tokens, words and nonzeros. Then the growth exponent of each
-stage's time and peak memory against corpus tokens (least squares on log-log), and, on the
-middle prefix, the covariance pass on a Dask LocalCluster of 2 worker processes against the
-threaded pass, measured in the same run (the cluster's start-up timed apart).
+the stage's start, with the corpus's tokens, words and nonzeros. Right after the middle prefix,
+the covariance pass on a Dask LocalCluster of 2 worker processes against the threaded pass on it,
+measured in the same run (the cluster's start-up timed apart). At the end, the growth exponent of
+each stage's time and peak memory against corpus tokens (least squares on log-log).
 """
 
 from __future__ import annotations
@@ -67,24 +67,25 @@ def main() -> None:
     parser.add_argument("--compare-only", type=float, default=None, metavar="FRACTION",
                         help="only the Dask/threads comparison, on this prefix")
     args = parser.parse_args()
-    if args.compare_only is not None:
-        args.fractions = [args.compare_only]
     label, documents = corpus("gutenberg_us_31m")
     n_documents = sum(1 for _ in documents)
     print(f"{label}: {n_documents:,} paragraphs; D={args.dim}, {args.epochs} epochs, covariances to float32 store "
           f"files in {args.workdir}")
-    rows, middle = [], None
+
+    def prefix(fraction: float) -> glovev_ext.LineCorpus:
+        return glovev_ext.LineCorpus(documents.source, max_documents=int(fraction * n_documents))
+
     with tempfile.TemporaryDirectory(dir=args.workdir) as workdir:
+        if args.compare_only is not None:
+            X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(prefix(args.compare_only))
+            glove = glovev_ext.train_glove(X, args.dim, epochs=args.epochs, random_state=0, progress=False)
+            compare_backends(X, glove, Path(workdir), args.dim)
+            return
+        rows = []
         for fraction in args.fractions:
-            prefix = glovev_ext.LineCorpus(documents.source, max_documents=int(fraction * n_documents))
-            if args.compare_only is not None:
-                X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(prefix)
-                glove = glovev_ext.train_glove(X, args.dim, epochs=args.epochs, random_state=0, progress=False)
-                middle = (X, glove, Path(workdir))
-                break
             with MemorySampler() as count:
                 vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
-                X = vectorizer.fit_transform(prefix)
+                X = vectorizer.fit_transform(prefix(fraction))
             with MemorySampler() as train:
                 glove = glovev_ext.train_glove(X, args.dim, epochs=args.epochs, random_state=0, progress=False)
             store = Path(workdir) / f"prefix_{fraction}.cov"
@@ -99,14 +100,12 @@ def main() -> None:
             for name, sample in stages.items():
                 print(f"  {name:<12} {sample.seconds:8.1f} s   peak {sample.peak / 1e9:6.2f} GB   "
                       f"grew {(sample.peak - sample.start) / 1e9:6.2f} GB")
-            if fraction == args.fractions[len(args.fractions) // 2]:
-                middle = (X, glove, Path(workdir))
             store.unlink()
+            if fraction == args.fractions[len(args.fractions) // 2]:
+                # here, not after the loop, so the larger prefixes' peaks do not carry this one's data
+                compare_backends(X, glove, Path(workdir), args.dim)
             del model, X, glove
-
-        if rows:
-            report_growth(rows)
-        compare_backends(*middle, args.dim)
+        report_growth(rows)
 
 
 def report_growth(rows: list) -> None:

@@ -303,10 +303,7 @@ def _run_plot(args: argparse.Namespace) -> int:
     else:
         if not args.words:
             raise ValueError("the ellipses figure needs --words")
-        words = _words(args.words)
-        for word in words:
-            kv.covariance_row(word)
-        ax = plots.plot_uncertainty_ellipses(kv, words, rng=args.seed)
+        ax = plots.plot_uncertainty_ellipses(kv, _words(args.words), rng=args.seed)
     _save_figure(ax, args.output)
     return EXIT_OK
 

@@ -24,8 +24,8 @@ import glovev_ext
 start = time.perf_counter()
 options = settings()
 documents = list(glovev_ext.load_default_corpus(max_documents=8000 if QUICK else None))
-vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=options["min_count"], progress=False).fit(documents)
-X = vectorizer.transform(documents)
+vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=options["min_count"], progress=False)
+X = vectorizer.fit_transform(documents)
 
 
 def fit(matrix, seed):
