@@ -22,7 +22,7 @@ from .model_directory import load_model, save_model
 from .vectorizer import CooccurrenceVectorizer
 
 _PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
-EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:

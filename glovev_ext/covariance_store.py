@@ -146,6 +146,10 @@ class CovarianceStore(SaveLoad):
     def defined(self) -> np.ndarray:
         return self._kind != UNDEFINED
 
+    def has_covariance(self, i: int) -> bool:
+        """Whether word index ``i`` has a covariance (without :attr:`defined`'s V-sized array)."""
+        return bool(self._kind[i] != UNDEFINED)
+
     @property
     def rank(self) -> np.ndarray:
         """Rank kept per word: D (full inverse), fewer (pseudo-inverse), 0 (undefined), -1 (lazy, not computed)."""

@@ -116,7 +116,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
     def has_covariance(self, key) -> bool:
         """Whether ``key`` has a covariance."""
         row = self._store_row(self.get_index(key))
-        return bool(row >= 0 and self.covariance_store.defined[row])
+        return bool(row >= 0 and self.covariance_store.has_covariance(row))
 
     def unusable_reason(self, key) -> str | None:
         """Why ``key`` cannot enter a statistic with uncertainty, or None if it can."""
@@ -125,7 +125,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
         row = self._store_row(self.get_index(key))
         if row < 0:
             return "no covariance: vector added or replaced"
-        if not self.covariance_store.defined[row]:
+        if not self.covariance_store.has_covariance(row):
             return f"no covariance: {self.covariance_store.n_contexts[row]} contexts, D = {self.vector_size}"
         return None
 
@@ -136,7 +136,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
         if row < 0:
             raise UndefinedCovarianceError(f"word {self.index_to_key[index]!r} has no covariance (its vector was "
                                            "added or replaced after the covariances were computed)")
-        if not self.covariance_store.defined[row]:
+        if not self.covariance_store.has_covariance(row):
             raise UndefinedCovarianceError(
                 f"word {self.index_to_key[index]!r} has no covariance: it has "
                 f"{self.covariance_store.n_contexts[row]} contexts, and GloVe-V needs more than D = "

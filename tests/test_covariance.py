@@ -152,6 +152,7 @@ def test_store_indexing_like_an_array(fitted, embedded_cooccurrence):
     word = embedded_cooccurrence.words[defined[0]]
     np.testing.assert_array_equal(store[word], stack[0])
     np.testing.assert_allclose(store.diagonal(defined), np.diagonal(stack, axis1=1, axis2=2))
+    assert [store.has_covariance(i) for i in range(n)] == list(embedded_cooccurrence.getnnz(axis=1) > DIM)
     with pytest.raises(IndexError, match="out of range"):
         store[n]
     with pytest.raises(KeyError, match="not in the vocabulary"):
