@@ -18,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from glovev_ext._covariance_kernel import TRANSFORMED, lower_factor_of_root, pack_lower, packed_size
-from glovev_ext.covariance_store import CovarianceStore, StoreFileWriter, undefined_arrays
-from glovev_ext.keyed_vectors import KeyedVectorsWithVariance
+from glovev_ext import CovarianceStoreWriter, KeyedVectorsWithVariance
+from glovev_ext.covariance import Factor
 
 from .stanford import GloVeFileError, read_vocab, write_vocab
 
@@ -50,22 +49,6 @@ def read_chunk_map(path: str | os.PathLike) -> list[tuple[str, int, int, int]]:
             except ValueError:
                 raise GloVeFileError(f"{path}: line {number}: indices must be integers: {row[1:]}") from None
     return rows
-
-
-def factor_of_covariance(covariance: np.ndarray) -> tuple[np.ndarray, int]:
-    """A lower-triangular ``F`` with ``F F^T = covariance`` (packed), and its rank.
-
-    Positive-definite matrices use their Cholesky factor; singular ones (the pseudo-inverse
-    branch) a QR of their eigen square root, eigenvalues at or below ``D * eps * max`` dropped.
-    """
-    covariance = (covariance + covariance.T) / 2
-    try:
-        return pack_lower(np.linalg.cholesky(covariance)), covariance.shape[0]
-    except np.linalg.LinAlgError:
-        eigenvalues, eigenvectors = np.linalg.eigh(covariance)
-        kept = eigenvalues > covariance.shape[0] * np.finfo(float).eps * max(eigenvalues[-1], 0.0)
-        root = eigenvectors[:, kept] * np.sqrt(eigenvalues[kept])
-        return lower_factor_of_root(root), int(kept.sum())
 
 
 def load_glovev_release(folder: str | os.PathLike, *, covariance_path: str | os.PathLike | None = None,
@@ -109,26 +92,18 @@ def load_glovev_release(folder: str | os.PathLike, *, covariance_path: str | os.
         by_chunk[chunk].append((global_index, local))
 
     n_defined = sum(len(entries) for entries in by_chunk.values())
-    arrays = undefined_arrays(len(words))
-    if covariance_path is None:
-        factors = np.empty((n_defined, packed_size(dim)), dtype=factor_dtype)
-        _fill_factors(folder, by_chunk, dim, arrays, factors, safe_open)
-        store = CovarianceStore(arrays, factors, dim, words=words)
-    else:
-        with StoreFileWriter(covariance_path, len(words), dim, n_defined, factor_dtype, words) as writer:
-            _fill_factors(folder, by_chunk, dim, arrays, writer.arrays["factors"], safe_open)
-            for name, values in arrays.items():
-                writer.arrays[name][:] = values
-        store = CovarianceStore.load(covariance_path)
+    with CovarianceStoreWriter(len(words), dim, n_defined, factor_dtype=factor_dtype, words=words,
+                               path=covariance_path) as writer:
+        _read_factors(folder, by_chunk, dim, writer, safe_open)
     kv = KeyedVectorsWithVariance(dim, 0, dtype=center.dtype)
     KeyedVectorsWithVariance.add_vectors(kv, words, center)
     kv.expandos["count"] = counts
-    kv.attach_covariances(store)
+    kv.attach_covariances(writer.store)
     return kv
 
 
-def _fill_factors(folder: Path, by_chunk: dict, dim: int, arrays: dict, factors: np.ndarray, safe_open) -> None:
-    row = 0
+def _read_factors(folder: Path, by_chunk: dict, dim: int, writer: CovarianceStoreWriter, safe_open) -> None:
+    """Each release covariance, a slice of a chunk at a time, into the writer as a factor (``sigma2`` 1)."""
     for chunk, entries in sorted(by_chunk.items()):
         path = folder / f"completechunk_{chunk}.safetensors"
         if not path.exists():
@@ -151,10 +126,7 @@ def _fill_factors(folder: Path, by_chunk: dict, dim: int, arrays: dict, factors:
                     if not np.isfinite(covariance).all():
                         raise GloVeFileError(f"{path}: matrix {local} (word index {global_index}) holds NaN or "
                                              "infinite values")
-                    factors[row], rank = factor_of_covariance(covariance)
-                    arrays["kind"][global_index], arrays["rank"][global_index] = TRANSFORMED, rank
-                    arrays["sigma2"][global_index], arrays["factor_row"][global_index] = 1.0, row
-                    row += 1
+                    writer.add(global_index, Factor.of_covariance(covariance))
 
 
 def _slices(entries: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:

@@ -22,11 +22,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from glovev_ext._atomic import atomic_path
-from glovev_ext.cooccurrence_matrix import CooccurrenceMatrix
-from glovev_ext.estimator import GloVeVEstimator
-from glovev_ext.keyed_vectors import KeyedVectorsWithVariance
-from glovev_ext.trainer import GloVeParameters
+from glovev_ext import (CooccurrenceMatrix, GloVeParameters, GloVeVEstimator, KeyedVectorsWithVariance,
+                        atomic_path)
+from glovev_ext.counting import PartialSums
 
 logger = logging.getLogger(__name__)
 
@@ -84,8 +82,9 @@ def write_vocab(path: str | os.PathLike, words, counts) -> None:
 def read_cooccurrence(path: str | os.PathLike, n_words: int, words=None) -> CooccurrenceMatrix:
     """A ``cooccurrence.bin`` as a ``(V, V)`` CSR matrix, repeated records summed, read in chunks.
 
-    Each chunk of records becomes a CSR matrix and the partial matrices are merged pairwise, so
-    the file is never held whole in memory beside the result.
+    Each chunk of records becomes a CSR matrix and the partial matrices are summed by
+    :class:`~glovev_ext.counting.PartialSums`, so the file is never held whole in memory beside the
+    result.
 
     Parameters
     ----------
@@ -108,7 +107,7 @@ def read_cooccurrence(path: str | os.PathLike, n_words: int, words=None) -> Cooc
         raise GloVeFileError(f"{path} is truncated or not a cooccurrence file: {size} bytes is not a multiple of "
                              f"the {RECORD.itemsize}-byte record; the last record starts at byte "
                              f"{size - size % RECORD.itemsize}")
-    levels: list[tuple[int, sp.csr_matrix]] = []
+    sums = PartialSums()
     with open(path, "rb") as stream:
         first_record = 0
         while True:
@@ -116,17 +115,10 @@ def read_cooccurrence(path: str | os.PathLike, n_words: int, words=None) -> Cooc
             if records.size == 0:
                 break
             _check_records(path, records, first_record, n_words)
-            chunk = sp.csr_matrix((records["value"], (records["word1"] - 1, records["word2"] - 1)),
-                                  shape=(n_words, n_words))
-            level = 0
-            while levels and levels[-1][0] == level:
-                chunk = levels.pop()[1] + chunk
-                level += 1
-            levels.append((level, chunk))
+            sums.add(sp.csr_matrix((records["value"], (records["word1"] - 1, records["word2"] - 1)),
+                                   shape=(n_words, n_words)))
             first_record += records.size
-    total = levels[0][1]
-    for _, partial in levels[1:]:
-        total = total + partial
+    total = sums.total()
     total.sum_duplicates()
     total.sort_indices()
     return CooccurrenceMatrix(total, words=words)

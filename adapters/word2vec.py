@@ -8,31 +8,35 @@ glovev-ext's covariance store format, and are matched back by word when loading.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
-from glovev_ext.covariance_store import CovarianceStore
-from glovev_ext.keyed_vectors import KeyedVectorsWithVariance
+from glovev_ext import CovarianceStore, KeyedVectorsWithVariance
 
 COVARIANCE_SUFFIX = ".covariance"
 
 
-def save_word2vec_with_covariances(kv: KeyedVectorsWithVariance, path: str | os.PathLike, *, binary: bool = False,
+def save_word2vec_with_covariances(path: str | os.PathLike, kv: KeyedVectorsWithVariance, *, binary: bool = False,
                                    write_header: bool = True) -> None:
     """Write vectors with gensim's ``save_word2vec_format`` and the covariances beside them.
 
     Parameters
     ----------
-    kv : KeyedVectorsWithVariance
     path : path
+    kv : KeyedVectorsWithVariance
     binary : bool
         word2vec binary instead of text.
     write_header : bool
         False writes GloVe's headerless text format.
     """
+    if isinstance(path, KeyedVectorsWithVariance):
+        warnings.warn("save_word2vec_with_covariances(kv, path) is deprecated and will be removed in glovev-ext "
+                      "0.3; use save_word2vec_with_covariances(path, kv): the path comes first, as in every save and "
+                      "write function", DeprecationWarning, stacklevel=2)
+        path, kv = kv, path
     kv.save_word2vec_format(os.fspath(path), binary=binary, write_header=write_header)
-    rows = np.array([kv._store_row(kv.get_index(key)) for key in kv.index_to_key], np.int64)
-    kv.covariance_store.take(rows, words=list(kv.index_to_key)).save(os.fspath(path) + COVARIANCE_SUFFIX)
+    kv.aligned_covariance_store().save(os.fspath(path) + COVARIANCE_SUFFIX)
 
 
 def load_word2vec_with_covariances(path: str | os.PathLike, *, binary: bool = False, no_header: bool = False,

@@ -18,6 +18,7 @@ GloVe is trained for a few epochs at each D, then:
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,9 +27,9 @@ from _data import corpus
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext._checks import resolve_n_jobs
-from glovev_ext._covariance_kernel import WordFitter, fit_all_words
-from glovev_ext.glove_objective import glove_weights
+from glovev_ext.covariance import WordFitter, covariance_pass, threaded_runner
+from glovev_ext.glove import glove_weights
+from glovev_ext.stats import cosine_pair_gradients
 
 
 def gemm_rate(n: int = 4000) -> float:
@@ -78,12 +79,8 @@ def eigendecomposition_seconds(X, context_vectors: np.ndarray, rows: np.ndarray,
 
 def cosine_variance(store, a: int, b: int, vectors: np.ndarray) -> float:
     """Delta-method variance of cos(w_a, w_b) from the stored factors."""
-    wa, wb = vectors[a], vectors[b]
-    na, nb = np.linalg.norm(wa), np.linalg.norm(wb)
-    cosine = wa @ wb / (na * nb)
-    grad_a = wb / (na * nb) - cosine * wa / na**2
-    grad_b = wa / (na * nb) - cosine * wb / nb**2
-    return store.quad_form(a, grad_a) + store.quad_form(b, grad_b)
+    grad_a, grad_b = cosine_pair_gradients(vectors, np.array([a]), np.array([b]))
+    return store.quad_form(a, grad_a[0]) + store.quad_form(b, grad_b[0])
 
 
 def main() -> None:
@@ -91,7 +88,7 @@ def main() -> None:
     parser.add_argument("--dims", type=int, nargs="+", default=[100, 300])
     parser.add_argument("--epochs", type=int, default=5)
     args = parser.parse_args()
-    n_threads = resolve_n_jobs(-1)
+    n_threads = os.cpu_count() or 1
     label, documents = corpus("gutenberg_us_10m")
     X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(documents)
     peak = gemm_rate()
@@ -104,9 +101,9 @@ def main() -> None:
         flops = 2.0 * float(n_contexts[n_contexts > dim].sum()) * dim**2
         build = min(hessian_build_seconds(X, glove.context_vectors, n_threads) for _ in range(2))
         start = time.perf_counter()
-        arrays = fit_all_words(fitter, glove.center_vectors, glove.center_biases, n_jobs=n_threads, progress=False)
+        store = covariance_pass(fitter, glove.center_vectors, glove.center_biases, runner=threaded_runner(n_threads),
+                                progress=False).store
         total = time.perf_counter() - start
-        store = glovev_ext.CovarianceStore.from_arrays(arrays)
         pseudo = np.flatnonzero(store.pseudo_inverse)
         eigen = eigendecomposition_seconds(X, glove.context_vectors, pseudo, n_threads)
         defined = np.flatnonzero(store.defined)

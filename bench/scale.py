@@ -4,10 +4,11 @@ Usage: python bench/scale.py [--dim 300] [--epochs 3] [--fractions 0.1 0.33 1] [
        python bench/scale.py --compare-only 0.33   (just the Dask/threads comparison on that prefix)
 
 For each prefix (a fraction of the corpus's paragraphs; the embedded corpus when ../shared/data is
-absent) it runs the three stages -- count (CooccurrenceVectorizer), train (a few epochs of
-train_glove), covariances (GloVeVEstimator with covariances written to a float32 store file) --
-and prints each stage's wall time, the peak resident memory during the stage and its growth over
-the stage's start, with the corpus's tokens, words and nonzeros. Right after the middle prefix,
+absent) it runs the main job, ``glovev_ext.fit_corpus`` (count, a few epochs of training, every
+word's covariance written to a float32 store file), and prints each stage's wall time, the peak
+resident memory during the stage and its growth over the stage's start, with the corpus's tokens,
+words and nonzeros. Memory is sampled every 20 ms through the whole fit and cut into stages by the
+stage times the fit reports. Right after the middle prefix,
 the covariance pass on a Dask LocalCluster of 2 worker processes against the threaded pass on it,
 measured in the same run (the cluster's start-up timed apart). At the end, the growth exponent of
 each stage's time and peak memory against corpus tokens (least squares on log-log).
@@ -19,6 +20,7 @@ import argparse
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -28,26 +30,43 @@ import glovev_ext
 
 
 class MemorySampler:
-    """Peak resident set size of this process while a ``with`` block runs (sampled every 20 ms)."""
+    """Resident set size of this process while a ``with`` block runs, sampled every 20 ms with its time."""
 
     def __enter__(self) -> MemorySampler:
-        self.start = self.peak = _resident_bytes()
+        self.began = time.perf_counter()
+        self.samples = [(0.0, _resident_bytes())]
         self._running = True
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self._thread.start()
-        self._began = time.perf_counter()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        self.seconds = time.perf_counter() - self._began
         self._running = False
         self._thread.join()
-        self.peak = max(self.peak, _resident_bytes())
+        self.samples.append((time.perf_counter() - self.began, _resident_bytes()))
 
     def _sample(self) -> None:
         while self._running:
-            self.peak = max(self.peak, _resident_bytes())
+            self.samples.append((time.perf_counter() - self.began, _resident_bytes()))
             time.sleep(0.02)
+
+    def stages(self, seconds: dict) -> dict:
+        """``{stage: Stage}`` for consecutive stages of the given durations from the block's start."""
+        times, sizes = np.array(self.samples).T
+        stages, start = {}, 0.0
+        for name, duration in seconds.items():
+            inside = (times >= start) & (times <= start + duration)
+            before = sizes[times <= start][-1]
+            stages[name] = Stage(duration, max(before, sizes[inside].max(initial=before)), before)
+            start += duration
+        return stages
+
+
+@dataclass
+class Stage:
+    seconds: float
+    peak: float
+    start: float
 
 
 def _resident_bytes() -> int:
@@ -78,33 +97,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as workdir:
         if args.compare_only is not None:
             X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(prefix(args.compare_only))
-            glove = glovev_ext.train_glove(X, args.dim, epochs=args.epochs, random_state=0, progress=False)
+            glove = glovev_ext.GloVeVEstimator(args.dim, epochs=args.epochs, random_state=0, covariance_storage="lazy",
+                                               progress=False).fit(X)
             compare_backends(X, glove, Path(workdir), args.dim)
             return
         rows = []
         for fraction in args.fractions:
-            with MemorySampler() as count:
-                vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
-                X = vectorizer.fit_transform(prefix(fraction))
-            with MemorySampler() as train:
-                glove = glovev_ext.train_glove(X, args.dim, epochs=args.epochs, random_state=0, progress=False)
-            store = Path(workdir) / f"prefix_{fraction}.cov"
-            with MemorySampler() as covariances:
-                model = glovev_ext.GloVeVEstimator(args.dim, pretrained=glove, covariance_storage=store,
-                                                   covariance_dtype="float32", progress=False).fit(X)
-            stages = {"count": count, "train": train, "covariances": covariances}
-            rows.append((vectorizer.n_tokens_, X.shape[0], X.nnz, stages))
-            print(f"\n{vectorizer.n_tokens_:,} tokens, {X.shape[0]:,} words, {X.nnz:,} nonzeros, "
-                  f"{int(model.covariance_defined_.sum()):,} covariances ({int(model.pseudo_inverse_.sum()):,} "
-                  f"pseudo-inverse), store {store.stat().st_size / 1e9:.2f} GB")
-            for name, sample in stages.items():
-                print(f"  {name:<12} {sample.seconds:8.1f} s   peak {sample.peak / 1e9:6.2f} GB   "
-                      f"grew {(sample.peak - sample.start) / 1e9:6.2f} GB")
-            store.unlink()
+            path = Path(workdir) / f"prefix_{fraction}.cov"
+            with MemorySampler() as memory:
+                fitted = glovev_ext.fit_corpus(prefix(fraction), n_components=args.dim, epochs=args.epochs,
+                                               covariance_storage=path, covariance_dtype="float32", progress=False)
+            stages = memory.stages({"count": fitted.seconds["count"], "train": fitted.seconds["train"],
+                                    "covariances": fitted.seconds["covariances"]})
+            counts = fitted.metadata["counts"]
+            rows.append((counts["n_tokens"], counts["n_words"], counts["n_nonzeros"], stages))
+            print(f"\n{counts['n_tokens']:,} tokens, {counts['n_words']:,} words, {counts['n_nonzeros']:,} nonzeros, "
+                  f"{counts['n_with_covariance']:,} covariances ({counts['n_pseudo_inverse']:,} pseudo-inverse), "
+                  f"store {path.stat().st_size / 1e9:.2f} GB")
+            for name, stage in stages.items():
+                print(f"  {name:<12} {stage.seconds:8.1f} s   peak {stage.peak / 1e9:6.2f} GB   "
+                      f"grew {(stage.peak - stage.start) / 1e9:6.2f} GB")
+            X, glove = fitted.cooccurrence, fitted.estimator
+            del fitted
+            path.unlink()
             if fraction == args.fractions[len(args.fractions) // 2]:
                 # here, not after the loop, so the larger prefixes' peaks do not carry this one's data
                 compare_backends(X, glove, Path(workdir), args.dim)
-            del model, X, glove
+            del X, glove
         report_growth(rows)
 
 
@@ -122,8 +141,9 @@ def report_growth(rows: list) -> None:
           f"tokens^{np.polyfit(tokens, np.log([row[1] for row in rows]), 1)[0]:.2f})")
 
 
-def compare_backends(X, glove, folder: Path, dim: int) -> None:
-    """The covariance pass on 2 threads and on a Dask LocalCluster of 2 single-threaded worker processes."""
+def compare_backends(X, glove: glovev_ext.GloVeVEstimator, folder: Path, dim: int) -> None:
+    """The covariance pass on 2 threads and on a Dask LocalCluster of 2 single-threaded worker processes, for the
+    parameters ``glove`` was trained to."""
     from dask.distributed import Client, LocalCluster
 
     start = time.perf_counter()
@@ -134,7 +154,8 @@ def compare_backends(X, glove, folder: Path, dim: int) -> None:
     try:
         for backend in ("threads", "dask"):
             start = time.perf_counter()
-            glovev_ext.GloVeVEstimator(dim, pretrained=glove, covariance_storage=folder / f"{backend}.cov",
+            parameters = (glove.embedding_, glove.context_embedding_, glove.bias_, glove.context_bias_)
+            glovev_ext.GloVeVEstimator(dim, pretrained=parameters, covariance_storage=folder / f"{backend}.cov",
                                        covariance_dtype="float32", backend=backend, client=client, n_jobs=2,
                                        progress=False).fit(X)
             timings[backend] = time.perf_counter() - start

@@ -1,34 +1,69 @@
 """glovev-ext: GloVe word embeddings with honest error bars (GloVe-V).
 
-The compute path runs text -> co-occurrence matrix -> GloVe parameters -> per-word covariances
--> statistics -> results; each stage is importable from here. File formats of other tools are in
-``glovev_ext.adapters``, figures in ``glovev_ext.plots``, the Dask backend in
-``glovev_ext.distributed``.
+The package follows its data path, one subpackage a stage, each importing only from the stages
+before it:
+
+- :mod:`glovev_ext.counting`: text -> co-occurrence counts;
+- :mod:`glovev_ext.glove`: counts -> GloVe parameters;
+- :mod:`glovev_ext.covariance`: GloVe -> each word's GloVe-V covariance;
+- :mod:`glovev_ext.stats`: covariances -> statistics -> statsmodels-style results;
+- :class:`KeyedVectorsWithVariance` (gensim's container, with the statistics as methods), and
+  the application: :func:`fit_corpus`, saved models, :mod:`glovev_ext.plots`, the ``glovev``
+  command line. Other tools' file formats are in :mod:`glovev_ext.adapters`.
+
+Every public name is importable from here.
 """
 
-from .corpus import LineCorpus, default_corpus_manifest_path, default_corpus_path, load_default_corpus
-from .cooccurrence_matrix import CooccurrenceMatrix, check_cooccurrence
-from .vectorizer import CooccurrenceVectorizer
-from .glove_objective import glove_cost, glove_weights
-from .trainer import GloVeParameters, train_glove
-from .covariance_store import CovarianceStore, UndefinedCovarianceError
-from .estimator import ConditionalFit, GloVeVEstimator
+from ._deprecation import install_renamed_modules
+from ._version import __version__
+from .atomic import atomic_path
+from .counting import (CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus, check_cooccurrence,
+                       default_corpus_manifest_path, default_corpus_path, load_default_corpus)
+from .covariance import ConditionalFit, CovarianceStore, CovarianceStoreWriter, GloVeVEstimator, UndefinedCovarianceError
+from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
 from .keyed_vectors import KeyedVectorsWithVariance
-from .model_directory import load_model, save_model
-from .results import InferenceResult, ResultFamily
-from .statistic import Statistic, cosine_statistic, stack
-from .inference import estimate, wald_test
-from .similarity import NeighborsResult, nearest_neighbors, similarities, similarity, similarity_difference
-from .bias import compare_biases, cosine_bias, cosine_bias_statistic, weat, weat_permutation_test, weat_statistic
-from .evaluation import evaluate_analogies, evaluate_word_pairs
+from .pipeline import FittedCorpus, fit_corpus, fit_metadata
+from .saved_model import load_model, save_model
+from .stats import (InferenceResult, NeighborsResult, ResultFamily, Statistic, compare_biases, cosine_bias,
+                    cosine_bias_by_frequency, cosine_bias_statistic, cosine_statistic, estimate, evaluate_analogies,
+                    evaluate_word_pairs, nearest_neighbors, similarities, similarity, similarity_difference, stack,
+                    wald_test, weat, weat_permutation_test, weat_statistic)
 
-__version__ = "0.1.0"
+# The flat modules of glovev-ext 0.1, importable for one more release (with a DeprecationWarning);
+# glovev_ext.similarity is the function now, as the package attribute always was.
+_RENAMED_MODULES = {
+    "glovev_ext.corpus": "glovev_ext.counting",
+    "glovev_ext.cooccurrence_matrix": "glovev_ext.counting",
+    "glovev_ext.vectorizer": "glovev_ext.counting",
+    "glovev_ext.glove_objective": "glovev_ext.glove",
+    "glovev_ext.trainer": "glovev_ext.glove",
+    "glovev_ext.covariance_store": "glovev_ext.covariance",
+    "glovev_ext.estimator": "glovev_ext.covariance",
+    "glovev_ext.statistic": "glovev_ext.stats",
+    "glovev_ext.inference": "glovev_ext.stats",
+    "glovev_ext.bias": "glovev_ext.stats",
+    "glovev_ext.evaluation": "glovev_ext.stats",
+    "glovev_ext.results": "glovev_ext.stats",
+    "glovev_ext.model_directory": "glovev_ext.saved_model",
+}
+install_renamed_modules(_RENAMED_MODULES)
+
+
+def __getattr__(name: str):
+    """``glovev_ext.bias`` and the other 0.1 modules as attributes, with the same warning as their import."""
+    if f"glovev_ext.{name}" in _RENAMED_MODULES:
+        import importlib
+        return importlib.import_module(f"glovev_ext.{name}")
+    raise AttributeError(f"module 'glovev_ext' has no attribute {name!r}")
+
 
 __all__ = [
     "ConditionalFit",
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
     "CovarianceStore",
+    "CovarianceStoreWriter",
+    "FittedCorpus",
     "GloVeParameters",
     "GloVeVEstimator",
     "InferenceResult",
@@ -38,9 +73,12 @@ __all__ = [
     "ResultFamily",
     "Statistic",
     "UndefinedCovarianceError",
+    "__version__",
+    "atomic_path",
     "check_cooccurrence",
     "compare_biases",
     "cosine_bias",
+    "cosine_bias_by_frequency",
     "cosine_bias_statistic",
     "cosine_statistic",
     "default_corpus_manifest_path",
@@ -48,6 +86,8 @@ __all__ = [
     "estimate",
     "evaluate_analogies",
     "evaluate_word_pairs",
+    "fit_corpus",
+    "fit_metadata",
     "glove_cost",
     "glove_weights",
     "load_default_corpus",

@@ -15,11 +15,11 @@ import pandas as pd
 from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from .corpus import LineCorpus, default_corpus_path, load_default_corpus
-from .estimator import GloVeVEstimator
+from .counting import LineCorpus, default_corpus_path, load_default_corpus
 from .keyed_vectors import KeyedVectorsWithVariance
-from .model_directory import load_model, save_model
-from .vectorizer import CooccurrenceVectorizer
+from .pipeline import fit_corpus, fit_metadata
+from .saved_model import load_model, save_model
+from .stats import DEFAULT_MISSING, MISSING_CHOICES
 
 _PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -40,6 +40,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
+class _RenamedOption(argparse.Action):
+    """An option of 0.1 that still works, with a warning naming the option that replaced it."""
+
+    def __init__(self, option_strings, dest, new_option: str, convert=None, **kwargs):
+        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
+        self.new_option = new_option
+        self.convert = convert
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"glovev: warning: {option_string} is deprecated and goes in glovev-ext 0.3; use {self.new_option}",
+              file=sys.stderr)
+        setattr(namespace, self.dest, values if self.convert is None else self.convert(values))
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glovev", description="GloVe embeddings with error bars (GloVe-V).")
     subcommands = parser.add_subparsers(dest="command", required=True)
@@ -52,16 +66,19 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--glove-folder", help="folder of Stanford GloVe output (vocab.txt, cooccurrence.bin, "
                                             "vectors.bin) instead of a corpus")
     fit.add_argument("--output", default="glovev_model", help="model directory to write (default ./glovev_model)")
-    fit.add_argument("--dim", type=int, default=50, help="embedding dimension D (default 50); with --glove-folder, "
-                                                       "the D of a vectors.txt (vectors.bin tells its own)")
+    fit.add_argument("--n-components", type=int, default=50,
+                     help="embedding dimension D (default 50); with --glove-folder, the D of a vectors.txt "
+                          "(vectors.bin tells its own)")
+    fit.add_argument("--dim", type=int, dest="n_components", action=_RenamedOption, new_option="--n-components")
     fit.add_argument("--epochs", type=int, default=25, help="training epochs (default 25)")
     fit.add_argument("--x-max", type=float, default=100.0, help="weighting cut-off x_max (default 100)")
+    fit.add_argument("--alpha", type=float, default=0.75, help="weighting exponent alpha (default 0.75)")
     fit.add_argument("--window", type=int, default=8, help="context words on each side (default 8)")
     fit.add_argument("--min-count", type=int, default=5, help="minimum word frequency (default 5)")
     fit.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words")
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
-    fit.add_argument("--threads", type=int, default=-1, help="threads (default: all cores)")
-    fit.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    _add_n_jobs(fit)
+    _add_random_state(fit, "seeds training")
 
     similarity = _query(subcommands, "similarity", _run_similarity, "cosine similarity of two words with an "
                         "interval and p-value; with --versus, the difference from a second pair")
@@ -78,8 +95,8 @@ def _build_parser() -> argparse.ArgumentParser:
     neighbors.add_argument("--topn", type=int, default=10, help="neighbours from the vocabulary (default 10)")
     neighbors.add_argument("--candidates", help="candidate words: a file (one per line) or a comma-separated list")
     neighbors.add_argument("--draws", type=int, default=2000, help="Monte Carlo draws for ranks (default 2000)")
-    neighbors.add_argument("--seed", type=int, default=0)
     neighbors.add_argument("--plot", help="also write a forest plot to this PNG")
+    _add_test_options(neighbors, alternative=False)
 
     weat = _query(subcommands, "weat", _run_weat, "WEAT effect size and statistic with GloVe-V errors, and the "
                   "classic permutation test")
@@ -89,28 +106,28 @@ def _build_parser() -> argparse.ArgumentParser:
     weat.add_argument("--ddof", type=int, default=1, help="ddof of the effect size's standard deviation (default 1)")
     weat.add_argument("--permutations", type=int, default=None,
                       help="sampled permutations (default: exact when there are at most 100,000 partitions)")
-    weat.add_argument("--seed", type=int, default=0)
-    _add_test_options(weat, missing=True)
+    _add_test_options(weat)
 
     bias = _query(subcommands, "bias", _run_bias, "Garg et al. cosine bias of attributes between two groups")
     bias.add_argument("--group-a", required=True, help="group A words (file or comma-separated)")
     bias.add_argument("--group-b", required=True, help="group B words (file or comma-separated)")
     bias.add_argument("--attributes", required=True, help="attribute words (file or comma-separated)")
-    _add_test_options(bias, missing=True)
+    _add_test_options(bias)
 
     evaluate = _query(subcommands, "evaluate", _run_evaluate, "Spearman correlation with a word-similarity "
                       "benchmark, with a Monte Carlo interval")
     evaluate.add_argument("--pairs", help="benchmark file: word1<TAB>word2<TAB>score (default: gensim's "
                                           "WordSim-353)")
     evaluate.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws (default 1000)")
-    evaluate.add_argument("--seed", type=int, default=0)
+    _add_missing(evaluate)
+    _add_random_state(evaluate, "seeds the draws")
 
     plot = _query(subcommands, "plot", _run_plot, "write a figure as a PNG: variance against frequency, or "
                   "uncertainty ellipses of words")
     plot.add_argument("figure", choices=("variance", "ellipses"))
     plot.add_argument("--words", help="words for the ellipses (file or comma-separated)")
     plot.add_argument("--output", required=True, help="PNG file to write")
-    plot.add_argument("--seed", type=int, default=0)
+    _add_random_state(plot, "seeds the sampled words and draws")
     return parser
 
 
@@ -128,13 +145,31 @@ def _query(subcommands, name: str, run, summary: str):
     return parser
 
 
-def _add_test_options(parser, missing: bool = False) -> None:
-    parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided")
+def _add_test_options(parser, alternative: bool = True) -> None:
+    if alternative:
+        parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided")
     parser.add_argument("--method", choices=("delta", "monte carlo"), default="delta")
-    parser.add_argument("--alpha", type=float, default=0.05, help="1 - confidence level (default 0.05)")
-    if missing:
-        parser.add_argument("--missing", choices=("raise", "drop"), default="raise",
-                            help="words out of the vocabulary or without covariance: refuse (default) or drop")
+    parser.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
+    parser.add_argument("--alpha", type=float, dest="confidence_level", action=_RenamedOption,
+                        new_option="--confidence-level", convert=lambda alpha: 1 - alpha)
+    _add_missing(parser)
+    _add_random_state(parser, "seeds Monte Carlo draws and sampled permutations")
+
+
+def _add_missing(parser) -> None:
+    parser.add_argument("--missing", choices=MISSING_CHOICES, default=DEFAULT_MISSING,
+                        help=f"words out of the vocabulary or without covariance: refuse (raise) or leave out and "
+                             f"name (drop) (default {DEFAULT_MISSING})")
+
+
+def _add_random_state(parser, what: str) -> None:
+    parser.add_argument("--random-state", type=int, default=0, help=f"random seed; {what} (default 0)")
+    parser.add_argument("--seed", type=int, dest="random_state", action=_RenamedOption, new_option="--random-state")
+
+
+def _add_n_jobs(parser) -> None:
+    parser.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
+    parser.add_argument("--threads", type=int, dest="n_jobs", action=_RenamedOption, new_option="--n-jobs")
 
 
 def _words(value: str) -> list[str]:
@@ -167,15 +202,16 @@ def _load(args) -> KeyedVectorsWithVariance:
 
 def _run_fit(args: argparse.Namespace) -> int:
     show_progress = not args.quiet
-    started = time.perf_counter()
     if args.glove_folder:
         if args.corpus:
             raise ValueError("give a corpus or --glove-folder, not both")
         from .adapters import load_glove_folder
-        model, kv = load_glove_folder(args.glove_folder, dim=args.dim, x_max=args.x_max, n_jobs=args.threads,
-                                      progress=show_progress)
-        source = f"Stanford GloVe output in {args.glove_folder}"
+        started = time.perf_counter()
+        model, kv = load_glove_folder(args.glove_folder, dim=args.n_components, x_max=args.x_max, alpha=args.alpha,
+                                      n_jobs=args.n_jobs, progress=show_progress)
         print(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
+        metadata = fit_metadata(source=f"Stanford GloVe output in {args.glove_folder}", estimator=model,
+                                vectorizer=None, seconds={"read": time.perf_counter() - started})
     else:
         if args.corpus is None:
             corpus = load_default_corpus()
@@ -185,30 +221,26 @@ def _run_fit(args: argparse.Namespace) -> int:
             corpus = LineCorpus(args.corpus)
             source = str(corpus.source)
             print(f"corpus: {source}")
-        vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count,
-                                            max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
-                                            n_jobs=args.threads, progress=show_progress)
-        start = time.perf_counter()
-        cooccurrence = vectorizer.fit_transform(corpus)
-        seconds = time.perf_counter() - start
+        fitted = fit_corpus(corpus, n_components=args.n_components, epochs=args.epochs, window=args.window,
+                            min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
+                            x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
+                            progress=show_progress, source=source)
+        vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
+                                                    fitted.seconds)
         print(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
               f"{cooccurrence.shape[0]:,} words (min_count {args.min_count}), {cooccurrence.nnz:,} nonzero "
-              f"co-occurrences, window {args.window}  [{seconds:.1f} s, "
-              f"{vectorizer.n_tokens_ / seconds / 1e6:.2f}M tokens/s]")
-        start = time.perf_counter()
-        model = GloVeVEstimator(args.dim, epochs=args.epochs, x_max=args.x_max, random_state=args.seed,
-                                n_jobs=args.threads, progress=show_progress).fit(cooccurrence)
+              f"co-occurrences, window {args.window}  [{seconds['count']:.1f} s, "
+              f"{vectorizer.n_tokens_ / seconds['count'] / 1e6:.2f}M tokens/s]")
         costs = model.training_costs_
-        print(f"trained: D={args.dim}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}  "
-              f"[{time.perf_counter() - start:.1f} s]")
-        kv = KeyedVectorsWithVariance.from_estimator(model, counts=vectorizer.word_counts_)
+        print(f"trained: D={args.n_components}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}  "
+              f"[{seconds['train']:.1f} s]")
+        kv, metadata = fitted.keyed_vectors, fitted.metadata
     print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words "
           f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch; the others have {kv.vector_size} "
-          f"or fewer contexts)")
+          f"or fewer contexts)  [{model.fit_seconds_['covariances']:.1f} s]")
     _print_uncertainty_by_frequency(kv)
     _print_evaluation(kv)
-    directory = save_model(kv, args.output, metadata={
-        "source": source, "dim": kv.vector_size, "x_max": args.x_max, "seconds": time.perf_counter() - started})
+    directory = save_model(args.output, kv, metadata)
     print(f"saved: {directory}  (ask it: glovev similarity {directory} man woman)")
     return EXIT_OK
 
@@ -242,23 +274,27 @@ def _print_evaluation(kv: KeyedVectorsWithVariance) -> None:
 def _run_similarity(args: argparse.Namespace) -> int:
     kv = _load(args)
     pair = (args.word1, args.word2)
+    options = dict(alternative=args.alternative, method=args.method, missing=args.missing,
+                   random_state=args.random_state)
     if args.versus:
-        result = kv.similarity_difference_test(pair, tuple(args.versus), alternative=args.alternative,
-                                               method=args.method)
+        result = kv.similarity_difference_test(pair, tuple(args.versus), **options)
     else:
-        result = kv.similarity_test(*pair, null_value=args.null, alternative=args.alternative, method=args.method)
-    _emit(result.summary_frame(args.alpha), args.format, f"{result.method}; uncertainty: {result.uncertainty}")
+        result = kv.similarity_test(*pair, null_value=args.null, **options)
+    _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
+          f"{result.method}; uncertainty: {result.uncertainty}")
     return EXIT_OK
 
 
 def _run_neighbors(args: argparse.Namespace) -> int:
     kv = _load(args)
     candidates = _words(args.candidates) if args.candidates else None
-    result = kv.nearest_neighbors_test(args.word, candidates, args.topn, n_draws=args.draws, rng=args.seed)
-    _emit(result.summary_frame(), args.format, f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)")
+    result = kv.nearest_neighbors_test(args.word, candidates, args.topn, method=args.method, missing=args.missing,
+                                       n_draws=args.draws, random_state=args.random_state)
+    _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
+          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)")
     if args.plot:
         from .plots import plot_neighbors
-        _save_figure(plot_neighbors(result), args.plot)
+        _save_figure(plot_neighbors(result, confidence_level=args.confidence_level), args.plot)
     return EXIT_OK
 
 
@@ -266,11 +302,12 @@ def _run_weat(args: argparse.Namespace) -> int:
     kv = _load(args)
     lists = [_words(value) for value in (args.x, args.y, args.a, args.b)]
     family = kv.weat_test(*lists, ddof=args.ddof, missing=args.missing, method=args.method,
-                          alternative=args.alternative)
+                          alternative=args.alternative, random_state=args.random_state)
     permutation = kv.weat_permutation_test(*lists, missing=args.missing, n_permutations=args.permutations,
-                                           rng=args.seed, alternative="larger" if args.alternative == "two-sided"
+                                           random_state=args.random_state,
+                                           alternative="larger" if args.alternative == "two-sided"
                                            else args.alternative)
-    frame = family.summary_frame(args.alpha)
+    frame = family.summary_frame(confidence_level=args.confidence_level)
     frame["permutation p"] = [permutation.pvalue, permutation.pvalue]
     _emit(frame, args.format, f"WEAT, {family.method}; permutation test over {permutation.draws.size} "
                               f"partitions ({permutation.alternative}); dropped: {len(family.dropped)}")
@@ -280,16 +317,18 @@ def _run_weat(args: argparse.Namespace) -> int:
 def _run_bias(args: argparse.Namespace) -> int:
     kv = _load(args)
     result = kv.cosine_bias_test(_words(args.group_a), _words(args.group_b), _words(args.attributes),
-                                 missing=args.missing, method=args.method, alternative=args.alternative)
-    _emit(result.summary_frame(args.alpha), args.format, f"cosine bias, {result.method}; dropped: "
-                                                          f"{', '.join(result.dropped) or 'none'}")
+                                 missing=args.missing, method=args.method, alternative=args.alternative,
+                                 random_state=args.random_state)
+    _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
+          f"cosine bias, {result.method}; dropped: {', '.join(result.dropped) or 'none'}")
     return EXIT_OK
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
     kv = _load(args)
     pairs = args.pairs or datapath("wordsim353.tsv")
-    result = kv.evaluate_word_pairs_with_uncertainty(pairs, n_draws=args.draws, rng=args.seed)
+    result = kv.evaluate_word_pairs_with_uncertainty(pairs, n_draws=args.draws, random_state=args.random_state,
+                                                     missing=args.missing)
     _emit(result.summary_frame(), args.format, f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; "
                                                f"{len(result.dropped)} pairs dropped")
     return EXIT_OK
@@ -299,11 +338,11 @@ def _run_plot(args: argparse.Namespace) -> int:
     from . import plots
     kv = _load(args)
     if args.figure == "variance":
-        ax = plots.plot_variance_by_frequency(kv, rng=args.seed)
+        ax = plots.plot_variance_by_frequency(kv, random_state=args.random_state)
     else:
         if not args.words:
             raise ValueError("the ellipses figure needs --words")
-        ax = plots.plot_uncertainty_ellipses(kv, _words(args.words), rng=args.seed)
+        ax = plots.plot_uncertainty_ellipses(kv, _words(args.words), random_state=args.random_state)
     _save_figure(ax, args.output)
     return EXIT_OK
 

@@ -9,7 +9,10 @@ import numpy as np
 from gensim.models import KeyedVectors
 from gensim.models.keyedvectors import _KEY_TYPES, _add_word_to_kv
 
-from .covariance_store import CovarianceStore, UndefinedCovarianceError
+from . import stats
+from ._deprecation import RNG, renamed_keywords
+from .covariance import CovarianceStore, Factor, UndefinedCovarianceError
+from .stats.cosine import unit_vector_jacobian
 
 logger = logging.getLogger(__name__)
 
@@ -143,33 +146,44 @@ class KeyedVectorsWithVariance(KeyedVectors):
                 f"{self.vector_size}")
         return row
 
+    def aligned_covariance_store(self) -> CovarianceStore:
+        """A store whose word i is ``index_to_key[i]``, holding its covariance (none where it has none)."""
+        rows = np.array([self._store_row(index) for index in range(len(self.index_to_key))], np.int64)
+        return self.covariance_store.take(rows, words=list(self.index_to_key))
+
+    def covariance_factor(self, key) -> Factor:
+        """The covariance of ``key``'s vector as a :class:`~glovev_ext.covariance.Factor` (what statistics use)."""
+        return self.covariance_store.factor(self.covariance_row(key))
+
     def covariance(self, key_or_keys) -> np.ndarray:
         """Covariance of a word's vector (D x D), or a stack (n x D x D) for a list of words."""
         if isinstance(key_or_keys, _KEY_TYPES):
             return self.covariance_store[self.covariance_row(key_or_keys)]
         return np.stack([self.covariance(key) for key in key_or_keys])
 
-    def sample_vectors(self, keys: Sequence, n: int, rng=None) -> np.ndarray:
+    @renamed_keywords(rng=RNG)
+    def sample_vectors(self, keys: Sequence, n: int, random_state=None) -> np.ndarray:
         """``n`` joint draws of the vectors of ``keys`` from ``N(w_i, Sigma_i)``, independent across words.
 
         Returns
         -------
         ndarray, shape (n, len(keys), D)
         """
-        generator = np.random.default_rng(rng)
-        rows = [self.covariance_row(key) for key in keys]
-        draws = np.empty((n, len(rows), self.vector_size))
-        for k, (key, row) in enumerate(zip(keys, rows)):
-            noise = self.covariance_store.transform_normal(row, generator.standard_normal((n, self.vector_size)))
-            draws[:, k] = self.get_vector(key) + noise
+        generator = np.random.default_rng(random_state)
+        factors = [self.covariance_factor(key) for key in keys]
+        draws = np.empty((n, len(factors), self.vector_size))
+        for k, (key, factor) in enumerate(zip(keys, factors)):
+            draws[:, k] = self.get_vector(key) + factor.transform_normal(
+                generator.standard_normal((n, self.vector_size)))
         return draws
 
-    def draw(self, rng=None, keys: Iterable | None = None, missing: str = "raise") -> KeyedVectors:
+    @renamed_keywords(rng=RNG)
+    def draw(self, random_state=None, keys: Iterable | None = None, missing: str = "raise") -> KeyedVectors:
         """One draw of the embedding as a plain gensim ``KeyedVectors``.
 
         Parameters
         ----------
-        rng : None, int or numpy Generator
+        random_state : None, int or numpy Generator
             Seed or generator.
         keys : iterable, optional
             Words to draw (all when None).
@@ -181,13 +195,19 @@ class KeyedVectorsWithVariance(KeyedVectors):
         -------
         gensim.models.KeyedVectors
         """
-        return next(self.draws(1, rng=rng, keys=keys, missing=missing))
+        return next(self.draws(1, random_state=random_state, keys=keys, missing=missing))
 
-    def draws(self, n: int, rng=None, keys: Iterable | None = None, missing: str = "raise") -> Iterator[KeyedVectors]:
-        """``n`` independent draws of the embedding (see :meth:`draw`), generated in batches."""
-        if missing not in ("raise", "drop", "keep"):
-            raise ValueError(f"missing must be 'raise', 'drop' or 'keep', got {missing!r}")
-        generator = np.random.default_rng(rng)
+    @renamed_keywords(rng=RNG)
+    def draws(self, n: int, random_state=None, keys: Iterable | None = None,
+              missing: str = "raise") -> Iterator[KeyedVectors]:
+        """``n`` independent draws of the embedding (see :meth:`draw`), generated in batches.
+
+        ``missing`` takes the statistics' choices, and ``"keep"``: a word without covariance keeps
+        its vector fixed in every draw.
+        """
+        if missing not in (*stats.MISSING_CHOICES, "keep"):
+            raise ValueError(f"missing must be one of {(*stats.MISSING_CHOICES, 'keep')}, got {missing!r}")
+        generator = np.random.default_rng(random_state)
         keys = list(self.index_to_key if keys is None else keys)
         with_covariance = np.array([self.has_covariance(key) for key in keys], dtype=bool)
         if missing == "raise" and not with_covariance.all():
@@ -202,68 +222,57 @@ class KeyedVectorsWithVariance(KeyedVectors):
             batch = np.repeat(base[None], min(_DRAW_BATCH, n - start), axis=0)
             for k in np.flatnonzero(with_covariance):
                 z = generator.standard_normal((batch.shape[0], self.vector_size))
-                batch[:, k] += self.covariance_store.transform_normal(self.covariance_row(keys[k]), z)
+                batch[:, k] += self.covariance_factor(keys[k]).transform_normal(z)
             for vectors in batch:
                 drawn = KeyedVectors(self.vector_size, 0, dtype=self.vectors.dtype)
                 drawn.add_vectors(keys, vectors)
                 yield drawn
 
-    # --- statistics with uncertainty (glovev_ext.similarity, .bias, .evaluation, .inference) ---------
+    # --- statistics with uncertainty (glovev_ext.stats) ------------------------------------------------
 
     def similarity_test(self, word1, word2, **kwargs):
-        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.similarity.similarity`."""
-        from .similarity import similarity
-        return similarity(self, word1, word2, **kwargs)
+        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.stats.similarity`."""
+        return stats.similarity(self, word1, word2, **kwargs)
 
     def similarities_test(self, pairs, **kwargs):
-        """Several similarities with joint covariance; see :func:`glovev_ext.similarity.similarities`."""
-        from .similarity import similarities
-        return similarities(self, pairs, **kwargs)
+        """Several similarities with joint covariance; see :func:`glovev_ext.stats.similarities`."""
+        return stats.similarities(self, pairs, **kwargs)
 
     def similarity_difference_test(self, pair1, pair2, **kwargs):
-        """``cos(pair1) - cos(pair2)``; see :func:`glovev_ext.similarity.similarity_difference`."""
-        from .similarity import similarity_difference
-        return similarity_difference(self, pair1, pair2, **kwargs)
+        """``cos(pair1) - cos(pair2)``; see :func:`glovev_ext.stats.similarity_difference`."""
+        return stats.similarity_difference(self, pair1, pair2, **kwargs)
 
     def nearest_neighbors_test(self, word, candidates=None, topn: int = 10, **kwargs):
         """Neighbours with intervals, adjacent-rank tests, rank probabilities; see
-        :func:`glovev_ext.similarity.nearest_neighbors`."""
-        from .similarity import nearest_neighbors
-        return nearest_neighbors(self, word, candidates, topn, **kwargs)
+        :func:`glovev_ext.stats.nearest_neighbors`."""
+        return stats.nearest_neighbors(self, word, candidates, topn, **kwargs)
 
     def weat_test(self, X, Y, A, B, **kwargs):
-        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.bias.weat`."""
-        from .bias import weat
-        return weat(self, X, Y, A, B, **kwargs)
+        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.stats.weat`."""
+        return stats.weat(self, X, Y, A, B, **kwargs)
 
     def weat_permutation_test(self, X, Y, A, B, **kwargs):
-        """The classic WEAT permutation test; see :func:`glovev_ext.bias.weat_permutation_test`."""
-        from .bias import weat_permutation_test
-        return weat_permutation_test(self, X, Y, A, B, **kwargs)
+        """The classic WEAT permutation test; see :func:`glovev_ext.stats.weat_permutation_test`."""
+        return stats.weat_permutation_test(self, X, Y, A, B, **kwargs)
 
     def cosine_bias_test(self, group_a, group_b, attributes, **kwargs):
-        """Garg et al. cosine bias with a GloVe-V error; see :func:`glovev_ext.bias.cosine_bias`."""
-        from .bias import cosine_bias
-        return cosine_bias(self, group_a, group_b, attributes, **kwargs)
+        """Garg et al. cosine bias with a GloVe-V error; see :func:`glovev_ext.stats.cosine_bias`."""
+        return stats.cosine_bias(self, group_a, group_b, attributes, **kwargs)
 
     def evaluate_word_pairs_with_uncertainty(self, pairs, **kwargs):
-        """Spearman with human ratings and a Monte Carlo interval; see
-        :func:`glovev_ext.evaluation.evaluate_word_pairs`."""
-        from .evaluation import evaluate_word_pairs
-        return evaluate_word_pairs(self, pairs, **kwargs)
+        """Spearman with human ratings and a Monte Carlo interval; see :func:`glovev_ext.stats.evaluate_word_pairs`."""
+        return stats.evaluate_word_pairs(self, pairs, **kwargs)
 
     def evaluate_word_analogies_with_uncertainty(self, questions, **kwargs):
-        """Analogy accuracy against random guessing; see :func:`glovev_ext.evaluation.evaluate_analogies`."""
-        from .evaluation import evaluate_analogies
-        return evaluate_analogies(self, questions, **kwargs)
+        """Analogy accuracy against random guessing; see :func:`glovev_ext.stats.evaluate_analogies`."""
+        return stats.evaluate_analogies(self, questions, **kwargs)
 
     def statistic_test(self, statistic, **kwargs):
         """Any :class:`~glovev_ext.Statistic` (one value: a test; several: a family); see
-        :func:`glovev_ext.inference.estimate`."""
-        from .inference import estimate, wald_test
+        :func:`glovev_ext.stats.estimate`."""
         if len(statistic.names) == 1:
-            return wald_test(self, statistic, **kwargs)
-        return estimate(self, statistic, **kwargs)
+            return stats.wald_test(self, statistic, **kwargs)
+        return stats.estimate(self, statistic, **kwargs)
 
     # --- gensim methods that change rows: keep covariance_rows aligned with vectors ------------------
 
@@ -312,14 +321,8 @@ class KeyedVectorsWithVariance(KeyedVectors):
         covariance becomes ``J Sigma J^T`` (rank at most D - 1: the radial direction is gone).
         """
         if self.covariance_store is not None:
-            identity = np.eye(self.vector_size)
-
-            def jacobian(k: int) -> np.ndarray:
-                norm = np.linalg.norm(self.vectors[k])
-                unit = self.vectors[k] / norm
-                return (identity - np.outer(unit, unit)) / norm
-
-            self.covariance_store = self.covariance_store.mapped(self.covariance_rows, jacobian)
+            self.covariance_store = self.covariance_store.mapped(
+                self.covariance_rows, lambda k: unit_vector_jacobian(np.asarray(self.vectors[k], dtype=np.float64)))
             self.covariance_rows = np.where(self.covariance_rows >= 0, np.arange(len(self.covariance_rows)),
                                             _NO_COVARIANCE)
         super().unit_normalize_all()

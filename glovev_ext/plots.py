@@ -1,4 +1,8 @@
-"""Figures of the GloVe-V paper, each on a matplotlib Axes (``pip install 'glovev-ext[plot]'``)."""
+"""Figures of the GloVe-V paper, each on a matplotlib Axes (``pip install 'glovev-ext[plot]'``).
+
+The figures draw results and stored covariances; they compute no statistic (``glovev_ext.stats``
+does, e.g. :func:`~glovev_ext.stats.cosine_bias_by_frequency` for Fig. 7a).
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .bias import cosine_bias
-from .inference import resolve_words
+from ._deprecation import RNG, SIGNIFICANCE_ALPHA, renamed_keywords, warn_renamed
 from .keyed_vectors import KeyedVectorsWithVariance
-from .results import InferenceResult
-from .similarity import NeighborsResult
+from .stats import InferenceResult, NeighborsResult, cosine_bias_by_frequency
 
 _PSEUDO_INVERSE_COLOUR = "tab:orange"
 
@@ -36,8 +38,9 @@ def projection_2d(kv: KeyedVectorsWithVariance, n_words: int = 5000) -> np.ndarr
     return np.linalg.svd(centred, full_matrices=False)[2][:2].T
 
 
+@renamed_keywords(rng=RNG)
 def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str], ax=None, n_draws: int = 100,
-                              rng=None, projection: np.ndarray | None = None, level: float = 0.95):
+                              random_state=None, projection: np.ndarray | None = None, level: float = 0.95):
     """Words in a 2-D projection with draws from their GloVe-V distribution and ellipses (paper Fig. 2).
 
     Each ellipse is the exact ``level`` region of the projected normal ``N(P w, P Sigma P^T)``;
@@ -53,7 +56,7 @@ def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str]
     ax = _axes(ax)
     projection = projection_2d(kv) if projection is None else projection
     scale = np.sqrt(chi2.ppf(level, df=2))
-    draws = kv.sample_vectors(list(words), n_draws, rng=rng)
+    draws = kv.sample_vectors(list(words), n_draws, random_state=random_state)
     for k, word in enumerate(words):
         centre = np.asarray(kv[word], dtype=np.float64) @ projection
         cloud = draws[:, k] @ projection
@@ -71,8 +74,9 @@ def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str]
     return ax
 
 
+@renamed_keywords(rng=RNG)
 def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray | None = None, ax=None,
-                               max_points: int = 5000, rng=None):
+                               max_points: int = 5000, random_state=None):
     """L2 norm of each word's covariance diagonal against its frequency, both log10 (paper Fig. 3).
 
     Words on the pseudo-inverse branch are marked in orange; a random sample of at most
@@ -87,7 +91,7 @@ def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray 
     keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
     positions = np.array([kv.get_index(key) for key in keys])
     weights = counts[positions] / counts[positions].sum()
-    chosen = np.random.default_rng(rng).choice(len(keys), size=min(max_points, len(keys)), replace=False, p=weights)
+    chosen = np.random.default_rng(random_state).choice(len(keys), size=min(max_points, len(keys)), replace=False, p=weights)
     store = kv.covariance_store
     rows = np.array([kv.covariance_row(keys[k]) for k in chosen])
     norms = np.linalg.norm(store.diagonal(rows), axis=1)
@@ -114,23 +118,25 @@ def _forest(ax, labels: Sequence[str], estimates, lows, highs, xlabel: str, titl
     return ax
 
 
-def plot_neighbors(result: NeighborsResult, ax=None, alpha: float = 0.05):
-    """Forest plot of a word's nearest neighbours with ``1 - alpha`` intervals (paper Fig. 5)."""
+@renamed_keywords(alpha=SIGNIFICANCE_ALPHA)
+def plot_neighbors(result: NeighborsResult, ax=None, *, confidence_level: float = 0.95):
+    """Forest plot of a word's nearest neighbours with their intervals (paper Fig. 5)."""
     ax = _axes(ax, _forest_height(len(result.neighbors)))
-    interval = result.similarities.conf_int(alpha)
+    interval = result.similarities.conf_int(confidence_level=confidence_level)
     labels = [f"{word} (P rank = {p:.2f})" for word, p in zip(result.neighbors,
                                                                np.diag(result.rank_probabilities.to_numpy()))]
     return _forest(ax, labels, result.similarities.estimates, interval[:, 0], interval[:, 1],
                    f"cosine similarity with {result.word!r}", f"Nearest neighbours of {result.word!r}, "
-                   f"{int(100 * (1 - alpha))} % intervals")
+                   f"{confidence_level:.0%} intervals")
 
 
-def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | None = None, ax=None,
-                 alpha: float = 0.05, xlabel: str = "estimate", title: str = ""):
-    """Several results side by side with their intervals (e.g. bias tests, paper Fig. 7b)."""
+@renamed_keywords(alpha=SIGNIFICANCE_ALPHA)
+def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | None = None, ax=None, *,
+                 confidence_level: float = 0.95, xlabel: str = "estimate", title: str = ""):
+    """Several results side by side with their intervals (e.g. bias tests, paper Fig. 7)."""
     ax = _axes(ax, _forest_height(len(results)))
     labels = [r.name for r in results] if labels is None else labels
-    intervals = np.array([r.conf_int(alpha) for r in results])
+    intervals = np.array([r.conf_int(confidence_level=confidence_level) for r in results])
     _forest(ax, labels, [r.estimate for r in results], intervals[:, 0], intervals[:, 1], xlabel, title)
     ax.axvline(0.0, color="grey", linewidth=0.8, linestyle="--")
     return ax
@@ -139,21 +145,12 @@ def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | Non
 def plot_bias_by_frequency(kv: KeyedVectorsWithVariance, group_a: Sequence[str], group_b: Sequence[str],
                            attributes: Sequence[str], n_bands: int = 3, counts: np.ndarray | None = None, ax=None,
                            alpha: float = 0.05):
-    """Cosine bias of attributes between two groups, recomputed with each group cut to frequency bands
-    (most to least frequent), with intervals (paper Fig. 7a).
+    """Deprecated: ``plot_results(glovev_ext.stats.cosine_bias_by_frequency(...))`` (figures compute no statistic).
 
-    Words without covariance are left out (the legend counts them).
+    Words without covariance are dropped, as before.
     """
-    counts = np.asarray(kv.expandos["count"] if counts is None else counts)
-    a, dropped_a = resolve_words(kv, group_a, "drop")
-    b, dropped_b = resolve_words(kv, group_b, "drop")
-    a = sorted(a, key=lambda w: -counts[kv.get_index(w)])
-    b = sorted(b, key=lambda w: -counts[kv.get_index(w)])
-    results, labels = [], []
-    for band, (part_a, part_b) in enumerate(zip(np.array_split(a, n_bands), np.array_split(b, n_bands)), 1):
-        if len(part_a) and len(part_b):
-            results.append(cosine_bias(kv, list(part_a), list(part_b), attributes, missing="drop"))
-            labels.append(f"band {band}{' (most frequent)' if band == 1 and n_bands > 1 else ''}: "
-                          f"{len(part_a)} vs {len(part_b)} words")
-    return plot_results(results, labels, ax=ax, alpha=alpha, xlabel="cosine bias (group A - group B)",
-                        title=f"Bias by frequency band ({len(dropped_a)} + {len(dropped_b)} group words unusable)")
+    warn_renamed("plot_bias_by_frequency(kv, ...)", "plot_results(cosine_bias_by_frequency(kv, ...))")
+    results = cosine_bias_by_frequency(kv, group_a, group_b, attributes, n_bands=n_bands, counts=counts,
+                                       missing="drop")
+    return plot_results(results, ax=ax, confidence_level=1 - alpha, xlabel="cosine bias (group A - group B)",
+                        title="Bias by frequency band")

@@ -1,12 +1,24 @@
-"""Shared fixtures: small slices of real text that ship with the package or with gensim."""
+"""Shared fixtures: slices of real text that ship with the package or with gensim, and the fitted models
+every stage's tests reuse (each fitted once per session, on one thread, so it is reproducible).
+
+BLAS runs on one thread throughout: the tests' linear algebra is on small matrices, where
+multithreaded BLAS costs far more than it gives.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from gensim.test.utils import datapath
+from threadpoolctl import threadpool_limits
 
 import glovev_ext
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_blas_thread():
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -23,12 +35,52 @@ def lee_documents() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def embedded_cooccurrence() -> glovev_ext.CooccurrenceMatrix:
-    """Co-occurrences of the first 6,000 paragraphs of the embedded corpus (min_count 5)."""
+def small_cooccurrence() -> glovev_ext.CooccurrenceMatrix:
+    """Co-occurrences of the first 1,500 paragraphs of the embedded corpus (min_count 5)."""
+    return glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False).fit_transform(
+        glovev_ext.load_default_corpus(max_documents=1500))
+
+
+@pytest.fixture(scope="session")
+def embedded_counts() -> tuple[glovev_ext.CooccurrenceVectorizer, glovev_ext.CooccurrenceMatrix]:
+    """The first 6,000 paragraphs of the embedded corpus counted (min_count 5): the vectorizer and the matrix."""
     vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False)
-    return vectorizer.fit_transform(glovev_ext.load_default_corpus(max_documents=6000))
+    return vectorizer, vectorizer.fit_transform(glovev_ext.load_default_corpus(max_documents=6000))
+
+
+@pytest.fixture(scope="session")
+def embedded_vectorizer(embedded_counts) -> glovev_ext.CooccurrenceVectorizer:
+    return embedded_counts[0]
+
+
+@pytest.fixture(scope="session")
+def embedded_cooccurrence(embedded_counts) -> glovev_ext.CooccurrenceMatrix:
+    return embedded_counts[1]
+
+
+@pytest.fixture(scope="session")
+def small_model(embedded_cooccurrence) -> glovev_ext.GloVeVEstimator:
+    """D = 8, 8 epochs on ``embedded_cooccurrence``: covariances, the container, adapters, the command line."""
+    return glovev_ext.GloVeVEstimator(n_components=8, epochs=8, random_state=0, n_jobs=1, progress=False).fit(
+        embedded_cooccurrence)
+
+
+@pytest.fixture(scope="session")
+def corpus_cooccurrence() -> glovev_ext.CooccurrenceMatrix:
+    """Co-occurrences of the whole embedded corpus (2.6M tokens, min_count 5)."""
+    return glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False).fit_transform(
+        glovev_ext.load_default_corpus())
+
+
+@pytest.fixture(scope="session")
+def stats_kv(corpus_cooccurrence) -> glovev_ext.KeyedVectorsWithVariance:
+    """D = 10, 12 epochs on the whole embedded corpus: the statistics' tests (never mutated)."""
+    model = glovev_ext.GloVeVEstimator(n_components=10, epochs=12, random_state=0, n_jobs=1, progress=False).fit(
+        corpus_cooccurrence)
+    return glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
 
 
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261125)
+

@@ -6,11 +6,12 @@ import doctest
 
 import pytest
 
-import glovev_ext.estimator
-import glovev_ext.vectorizer
+import glovev_ext.counting.vectorizer
+import glovev_ext.covariance.estimator
 
 
-@pytest.mark.parametrize("module", [glovev_ext.vectorizer, glovev_ext.estimator], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [glovev_ext.counting.vectorizer, glovev_ext.covariance.estimator],
+                         ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert attempted > 0 and failures == 0

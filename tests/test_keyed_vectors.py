@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import gensim
 import numpy as np
 import pytest
@@ -10,21 +12,19 @@ from gensim.test import test_keyedvectors as gensim_keyedvectors_tests
 from gensim.test.utils import datapath
 
 import glovev_ext
-from glovev_ext import CovarianceStore, KeyedVectorsWithVariance, UndefinedCovarianceError
+from glovev_ext import CovarianceStore, CovarianceStoreWriter, KeyedVectorsWithVariance, UndefinedCovarianceError
+from glovev_ext.covariance import Factor
 
 
 def random_store(words, dim, rng) -> CovarianceStore:
     """A store with a distinct random covariance for every word (Cholesky kind)."""
-    from glovev_ext._covariance_kernel import CHOLESKY, pack_lower
-    n = len(words)
-    factors = []
-    for _ in range(n):
-        a = rng.normal(size=(dim + 3, dim))
-        factors.append(pack_lower(np.linalg.cholesky(a.T @ a)))
-    arrays = {"kind": np.full(n, CHOLESKY, np.int8), "rank": np.full(n, dim, np.int32),
-              "n_contexts": np.full(n, dim + 3, np.int64), "sigma2": rng.uniform(0.5, 2.0, n),
-              "factor_row": np.arange(n, dtype=np.int64)}
-    return CovarianceStore(arrays, np.array(factors), dim, words=words)
+    with CovarianceStoreWriter(len(words), dim, len(words), words=words) as writer:
+        writer.per_word.n_contexts[:] = dim + 3
+        for k in range(len(words)):
+            a = rng.normal(size=(dim + 3, dim))
+            factor = Factor.of_hessian(a.T @ a, np.linalg.cholesky(a.T @ a), pseudo_inverse=False)
+            writer.add(k, factor.with_sigma2(rng.uniform(0.5, 2.0)))
+    return writer.store
 
 
 class TestGensimKeyedVectorsCasesOnOurClass(gensim_keyedvectors_tests.TestKeyedVectors):
@@ -58,11 +58,14 @@ class TestGensimKeyedVectorsCasesOnOurClass(gensim_keyedvectors_tests.TestKeyedV
                 assert not kv.has_covariance(key), key
 
 
-@pytest.fixture(scope="module")
-def model() -> glovev_ext.GloVeVEstimator:
-    X = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False).fit_transform(
-        glovev_ext.load_default_corpus(max_documents=3000))
-    return glovev_ext.GloVeVEstimator(n_components=6, epochs=5, random_state=0, n_jobs=1, progress=False).fit(X)
+DIM = 8
+
+
+@pytest.fixture
+def model(small_model) -> glovev_ext.GloVeVEstimator:
+    """The shared D = 8 model (read only: each test mutates its own KeyedVectorsWithVariance)."""
+    assert small_model.embedding_.shape[1] == DIM
+    return small_model
 
 
 @pytest.fixture
@@ -77,17 +80,17 @@ def test_built_from_an_estimator_in_one_call(model, kv):
     defined = np.flatnonzero(model.covariance_defined_)
     word = model.words_[defined[3]]
     np.testing.assert_array_equal(kv.covariance(word), model.covariance_[int(defined[3])])
-    assert kv.covariance([word, word]).shape == (2, 6, 6)
+    assert kv.covariance([word, word]).shape == (2, DIM, DIM)
     rare = model.words_[np.flatnonzero(~model.covariance_defined_)[0]]
     assert not kv.has_covariance(rare)
-    with pytest.raises(UndefinedCovarianceError, match=f"word '{rare}' has no covariance: it has"):
+    with pytest.raises(UndefinedCovarianceError, match=re.escape(f"word {rare!r} has no covariance: it has")):
         kv.covariance(rare)
 
 
 def test_gensim_methods_return_what_gensim_returns(model, kv):
     def plain():
         # a fresh one per call: gensim's own float64 KeyedVectors rescale their vectors in similarity()
-        vectors = KeyedVectors(6, 0, dtype=kv.vectors.dtype)
+        vectors = KeyedVectors(DIM, 0, dtype=kv.vectors.dtype)
         vectors.add_vectors(list(model.words_), model.embedding_.copy())
         return vectors
 
@@ -123,9 +126,9 @@ def test_evaluate_word_pairs_swap_does_not_confuse_covariances(kv):
 
 def test_mutations_keep_each_word_with_its_own_covariance(model, kv):
     before = {key: kv.covariance(key) for key in ("man", "woman", "house")}
-    kv.add_vectors(["zzz-new", "man"], np.ones((2, 6)), replace=False)
+    kv.add_vectors(["zzz-new", "man"], np.ones((2, DIM)), replace=False)
     assert not kv.has_covariance("zzz-new") and kv.has_covariance("man")
-    kv["woman"] = np.full(6, 0.5)
+    kv["woman"] = np.full(DIM, 0.5)
     assert not kv.has_covariance("woman")
     counts = np.random.default_rng(1).integers(1, 1000, len(kv))
     kv.expandos["count"] = counts
@@ -141,7 +144,7 @@ def test_mutations_keep_each_word_with_its_own_covariance(model, kv):
     kv.resize_vectors()
     assert not kv.has_covariance("zzz-resized")
     np.testing.assert_array_equal(kv.covariance("man"), before["man"])
-    index = kv.add_vector("zzz-single", np.zeros(6))
+    index = kv.add_vector("zzz-single", np.zeros(DIM))
     assert kv.index_to_key[index] == "zzz-single" and not kv.has_covariance("zzz-single")
     assert kv.norms is None
 
@@ -150,11 +153,11 @@ def test_unit_normalize_all_maps_covariances_through_the_jacobian(kv):
     w = kv["man"].astype(np.float64)
     sigma = kv.covariance("man")
     norm = np.linalg.norm(w)
-    jacobian = (np.eye(6) - np.outer(w, w) / norm**2) / norm
+    jacobian = (np.eye(DIM) - np.outer(w, w) / norm**2) / norm
     kv.unit_normalize_all()
     np.testing.assert_allclose(np.linalg.norm(kv.vectors, axis=1), 1.0)
     np.testing.assert_allclose(kv.covariance("man"), jacobian @ sigma @ jacobian.T, rtol=1e-9, atol=1e-15)
-    assert kv.covariance_store.rank[kv.covariance_row("man")] == 5
+    assert kv.covariance_store.rank[kv.covariance_row("man")] == DIM - 1
 
 
 @pytest.mark.parametrize("mmap", [None, "r"])
@@ -166,8 +169,9 @@ def test_save_and_load_round_trip(kv, tmp_path, mmap):
     np.testing.assert_array_equal(loaded.vectors, kv.vectors)
     np.testing.assert_array_equal(loaded.covariance_rows, kv.covariance_rows)
     assert loaded.index_to_key == kv.index_to_key
-    for name in ("_kind", "_rank", "_n_contexts", "_sigma2", "_factor_row", "_factors"):
-        np.testing.assert_array_equal(getattr(loaded.covariance_store, name), getattr(kv.covariance_store, name))
+    for (name, values), (_, expected) in zip(loaded.covariance_store.per_word, kv.covariance_store.per_word):
+        np.testing.assert_array_equal(values, expected, err_msg=name)
+    np.testing.assert_array_equal(loaded.covariance_store._factors, kv.covariance_store._factors)
     np.testing.assert_array_equal(loaded.covariance("man"), kv.covariance("man"))
     if mmap:
         assert isinstance(loaded.vectors, np.memmap)
@@ -175,7 +179,7 @@ def test_save_and_load_round_trip(kv, tmp_path, mmap):
 
 
 def test_loading_a_plain_keyedvectors_file_is_refused(model, tmp_path):
-    plain = KeyedVectors(6)
+    plain = KeyedVectors(DIM)
     plain.add_vectors(list(model.words_), model.embedding_)
     path = str(tmp_path / "plain.kv")
     plain.save(path)
@@ -202,7 +206,7 @@ def test_load_word2vec_format_builds_our_class_and_covariances_attach_by_word(mo
 
 
 def test_draws_match_the_stored_covariance(kv):
-    draws = kv.sample_vectors(["man", "house"], 20000, rng=3)
+    draws = kv.sample_vectors(["man", "house"], 20000, random_state=3)
     sigma = kv.covariance("man")
     sample = np.cov(draws[:, 0].T)
     standard_error = np.sqrt((np.outer(np.diag(sigma), np.diag(sigma)) + sigma**2) / 20000)
@@ -212,8 +216,8 @@ def test_draws_match_the_stored_covariance(kv):
 
 
 def test_whole_keyedvectors_draws_are_seeded_and_say_what_they_drop(kv):
-    first = kv.draw(rng=7, keys=["man", "woman"])
-    again = kv.draw(rng=7, keys=["man", "woman"])
+    first = kv.draw(random_state=7, keys=["man", "woman"])
+    again = kv.draw(random_state=7, keys=["man", "woman"])
     assert type(first) is KeyedVectors
     np.testing.assert_array_equal(first.vectors, again.vectors)
     assert not np.array_equal(first["man"], kv["man"])
@@ -223,4 +227,4 @@ def test_whole_keyedvectors_draws_are_seeded_and_say_what_they_drop(kv):
     assert kv.draw(keys=["man", rare], missing="drop").index_to_key == ["man"]
     kept = kv.draw(keys=["man", rare], missing="keep")
     np.testing.assert_array_equal(kept[rare], kv[rare])
-    assert len(list(kv.draws(20, rng=1, keys=["man"]))) == 20
+    assert len(list(kv.draws(20, random_state=1, keys=["man"]))) == 20

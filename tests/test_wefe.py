@@ -17,11 +17,8 @@ from wefe.query import Query  # noqa: E402
 from wefe.word_embedding_model import WordEmbeddingModel  # noqa: E402
 
 
-def test_wefe_runs_a_weat_query_on_our_object():
-    X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
-        glovev_ext.load_default_corpus(max_documents=6000))
-    model = glovev_ext.GloVeVEstimator(10, epochs=5, random_state=0, n_jobs=1, progress=False).fit(X)
-    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
+def test_wefe_runs_a_weat_query_on_our_object(small_model):
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(small_model)
     query = Query([["he", "man", "boy", "father"], ["she", "woman", "girl", "mother"]],
                   [["work", "money", "business"], ["home", "house", "family"]],
                   ["Male", "Female"], ["Career", "Family"])

@@ -28,12 +28,12 @@ for band in np.array_split(np.argsort(-counts), 5):
     print(f"words seen {counts[band].min():>7,}-{counts[band].max():>9,} times: median standard error "
           f"{np.median(errors[band]):.3f} (vector norms: median {np.median(np.linalg.norm(kv[[with_covariance[i] for i in band]], axis=1)):.2f})")
 
-save_figure(plot_variance_by_frequency(kv, rng=0), "variance_by_frequency.png")
+save_figure(plot_variance_by_frequency(kv, random_state=0), "variance_by_frequency.png")
 
 # Frequent and rarer words side by side in a 2-D projection, with 100 draws each.
 by_count = {kv.get_vecattr(key, "count"): key for key in with_covariance if key.isalpha()}
 chosen = [w for w in ("she", "large", "river") if w in with_covariance]
 chosen += [by_count[min(by_count, key=lambda count: abs(count - target))] for target in (150, 40)]
 print("ellipses for:", ", ".join(f"{w} ({kv.get_vecattr(w, 'count'):,})" for w in chosen))
-save_figure(plot_uncertainty_ellipses(kv, chosen, n_draws=100, rng=0), "uncertainty_ellipses.png")
+save_figure(plot_uncertainty_ellipses(kv, chosen, n_draws=100, random_state=0), "uncertainty_ellipses.png")
 print(f"done in {time.perf_counter() - start:.0f} s")

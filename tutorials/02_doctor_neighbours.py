@@ -25,14 +25,14 @@ usable = [w for w in occupations if kv.unusable_reason(w) is None]
 print("occupations usable:", ", ".join(usable) or "none")
 print("left out:", ", ".join(f"{w} ({kv.unusable_reason(w)})" for w in occupations if w not in usable) or "none")
 
-top = kv.nearest_neighbors_test("doctor", topn=10, n_draws=2000, rng=0)
+top = kv.nearest_neighbors_test("doctor", topn=10, n_draws=2000, random_state=0)
 print(top.summary())
 save_figure(plot_neighbors(top), "doctor_neighbours.png")
 
 candidates = list(dict.fromkeys(usable + ["physician", "nurse", "lawyer"]))
 candidates = [w for w in candidates if kv.unusable_reason(w) is None and w != "doctor"]
 if len(candidates) >= 2:
-    print(kv.nearest_neighbors_test("doctor", candidates=candidates, n_draws=2000, rng=0).summary())
+    print(kv.nearest_neighbors_test("doctor", candidates=candidates, n_draws=2000, random_state=0).summary())
 
 first, second = ("surgeon", "dentist") if {"surgeon", "dentist"} <= set(usable) else tuple(candidates[:2])
 print(f"\nIs {first} nearer to doctor than {second}? (joint covariance: both cosines share 'doctor')")

@@ -16,7 +16,8 @@ import time
 
 from _common import fitted_model, save_figure, shared_words
 
-from glovev_ext.plots import plot_bias_by_frequency
+from glovev_ext import cosine_bias_by_frequency
+from glovev_ext.plots import plot_results
 
 ILLUSTRATIVE = {  # used only when ../shared/data is absent; not Garg et al.'s lists
     "asian": ["lee", "kim", "chen", "wong", "wang", "chang", "li", "singh", "patel", "nguyen", "lin", "liu"],
@@ -48,6 +49,9 @@ else:
     result = kv.cosine_bias_test(lists["asian"], lists["white"], lists["otherization"], missing="drop")
     print(result.summary())
     bands = 2 if min(len(usable["asian"]), len(usable["white"])) >= 4 else 1
-    ax = plot_bias_by_frequency(kv, lists["asian"], lists["white"], lists["otherization"], n_bands=bands)
+    by_band = cosine_bias_by_frequency(kv, lists["asian"], lists["white"], lists["otherization"], n_bands=bands,
+                                       missing="drop")
+    ax = plot_results(by_band, xlabel="cosine bias (Asian - White surnames)",
+                      title=f"Bias by frequency band ({len(by_band[0].dropped)} words unusable)")
     save_figure(ax, "surname_bias_by_frequency.png")
 print(f"done in {time.perf_counter() - start:.0f} s")

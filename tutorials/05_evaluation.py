@@ -25,7 +25,8 @@ benchmarks = {
 }
 results = []
 for name, path in benchmarks.items():
-    result = kv.evaluate_word_pairs_with_uncertainty(path, n_draws=200 if QUICK else 1000, rng=0)
+    result = kv.evaluate_word_pairs_with_uncertainty(path, n_draws=200 if QUICK else 1000, random_state=0,
+                                                     missing="drop")
     low, high = result.conf_int()
     draw_low, draw_high = result.percentile_interval()
     print(f"{name}: Spearman {result.estimate:.3f}, 95 % interval [{low:.3f}, {high:.3f}] (Monte Carlo standard "

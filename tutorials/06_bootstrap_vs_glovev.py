@@ -29,7 +29,7 @@ X = vectorizer.fit_transform(documents)
 
 
 def fit(matrix, seed):
-    return glovev_ext.GloVeVEstimator(options["dim"], epochs=options["epochs"], x_max=options["x_max"],
+    return glovev_ext.GloVeVEstimator(options["n_components"], epochs=options["epochs"], x_max=options["x_max"],
                                       random_state=seed, progress=False).fit(matrix)
 
 

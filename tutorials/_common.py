@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import glovev_ext
@@ -22,8 +21,9 @@ QUICK = os.environ.get("GLOVEV_TUTORIAL_QUICK") == "1"
 OUTPUT = Path(os.environ.get("GLOVEV_TUTORIAL_OUTPUT", HERE / "output"))
 
 # The full runs: gutenberg_us_10m (10M tokens) when ../shared/data has it, else the embedded corpus.
-SETTINGS = {"dim": 50, "epochs": 25, "x_max": 100.0, "window": 8, "min_count": 5, "seed": 0}
-QUICK_SETTINGS = {"dim": 10, "epochs": 5, "x_max": 100.0, "window": 8, "min_count": 5, "seed": 0}
+# Keys are glovev_ext.fit_corpus's parameters.
+SETTINGS = {"n_components": 50, "epochs": 25, "x_max": 100.0, "window": 8, "min_count": 5, "random_state": 0}
+QUICK_SETTINGS = {"n_components": 10, "epochs": 5, "x_max": 100.0, "window": 8, "min_count": 5, "random_state": 0}
 
 
 def settings() -> dict:
@@ -45,25 +45,19 @@ def fitted_model() -> glovev_ext.KeyedVectorsWithVariance:
     directory = OUTPUT / ("model_quick" if QUICK else "model")
     if (directory / "vectors.kv").exists():
         kv, metadata = glovev_ext.load_model(directory)
-        print(f"model: {directory} ({metadata['corpus']}, D={metadata['settings']['dim']}, fitted in "
-              f"{metadata['fit_seconds']:.0f} s)")
+        print(f"model: {directory} ({metadata['source']}, D={metadata['glove']['n_components']}, fitted in "
+              f"{sum(metadata['seconds'].values()):.0f} s)")
         return kv
     name, documents = corpus()
     options = settings()
     print(f"fitting {name} with {options} ...")
-    start = time.perf_counter()
-    vectorizer = glovev_ext.CooccurrenceVectorizer(window=options["window"], min_count=options["min_count"])
-    X = vectorizer.fit_transform(documents)
-    model = glovev_ext.GloVeVEstimator(options["dim"], epochs=options["epochs"], x_max=options["x_max"],
-                                       random_state=options["seed"]).fit(X)
-    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model, counts=vectorizer.word_counts_)
-    seconds = time.perf_counter() - start
-    glovev_ext.save_model(kv, directory, metadata={"corpus": name, "settings": options, "fit_seconds": seconds,
-                                                   "tokens": vectorizer.n_tokens_, "nonzeros": X.nnz})
-    print(f"fitted in {seconds:.0f} s: {vectorizer.n_tokens_:,} tokens, {len(kv):,} words, {X.nnz:,} nonzeros; "
-          f"{int(model.covariance_defined_.sum()):,} words with a covariance "
-          f"({int(model.pseudo_inverse_.sum()):,} pseudo-inverse)")
-    return kv
+    fitted = glovev_ext.fit_corpus(documents, source=name, **options)
+    glovev_ext.save_model(directory, fitted.keyed_vectors, fitted.metadata)
+    counts = fitted.metadata["counts"]
+    print(f"fitted in {sum(fitted.seconds.values()):.0f} s: {counts['n_tokens']:,} tokens, {counts['n_words']:,} "
+          f"words, {counts['n_nonzeros']:,} nonzeros; {counts['n_with_covariance']:,} words with a covariance "
+          f"({counts['n_pseudo_inverse']:,} pseudo-inverse)")
+    return fitted.keyed_vectors
 
 
 def save_figure(ax, name: str) -> Path:

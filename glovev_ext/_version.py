@@ -1,0 +1,3 @@
+"""The package version, read by pyproject.toml and recorded in every saved model's metadata."""
+
+__version__ = "0.2.0"

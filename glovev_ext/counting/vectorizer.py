@@ -1,0 +1,285 @@
+"""CooccurrenceVectorizer: documents -> vocabulary -> distance-weighted co-occurrence matrix."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import BinaryIO
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+from tqdm.auto import tqdm
+
+from .._checks import check_int, resolve_n_jobs
+from ._chunks import TextChunk, TokenTable, encode_chunks
+from ._counter import ContextCounter
+from .matrix import CooccurrenceMatrix
+
+logger = logging.getLogger(__name__)
+
+
+class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
+    """Count a corpus into the GloVe co-occurrence matrix, as the Stanford C tool does.
+
+    ``fit`` builds the vocabulary, ``transform`` counts co-occurrences: for every pair of
+    in-vocabulary words ``d <= window`` positions apart in the same document, ``1/d`` is added to
+    both ``X[i, j]`` and ``X[j, i]`` (a word paired with itself adds ``2/d`` to ``X[i, i]``).
+    Out-of-vocabulary words are removed before windows are formed, and windows never cross a
+    document boundary, as in the C tool's ``cooccur`` with one document per line.
+
+    The corpus is streamed: documents are read once per pass and only a bounded chunk of them is
+    held at a time. The calling thread only lowercases and encodes documents; splitting, hashing
+    and counting run in compiled kernels on ``n_jobs`` worker threads. A string document is split
+    exactly as ``str.split()`` would (or by ``tokenizer``); a token-list document is taken as is.
+
+    Parameters
+    ----------
+    window : int, default=8
+        Context words on each side of a centre word.
+    min_count : int, default=5
+        Words occurring fewer times in the corpus passed to ``fit`` are left out of the vocabulary.
+    max_vocab_size : int or None, default=None
+        Keep at most this many of the most frequent words (ties broken alphabetically).
+    lowercase : bool, default=True
+        Lowercase text (or each token of pre-tokenised documents) before counting.
+    tokenizer : callable or None, default=None
+        Maps a (lowercased) document string to its list of tokens; ``str.split`` when None.
+        Unused for documents given as token lists.
+    n_jobs : int or None, default=-1
+        Worker threads: None or 1 works on the calling thread only, -1 uses every core.
+    chunk_size : int, default=4_000_000
+        Bytes of UTF-8 text per chunk. A chunk in flight takes about 25 times its size with the
+        default window, and at most ``2 * n_jobs`` chunks are in flight.
+    progress : bool, default=True
+        Show tqdm progress bars.
+
+    Attributes
+    ----------
+    vocabulary_ : dict of str to int
+        Word -> row index, in the order of ``get_feature_names_out()``.
+    word_counts_ : ndarray of int64, shape (n_words,)
+        Corpus frequency of each vocabulary word, descending.
+    n_documents_ : int
+        Documents seen by ``fit``.
+    n_tokens_ : int
+        Tokens seen by ``fit``, including words left out of the vocabulary.
+
+    Examples
+    --------
+    >>> from glovev_ext import CooccurrenceVectorizer
+    >>> docs = ["the cat sat on the mat", "the dog sat"]
+    >>> X = CooccurrenceVectorizer(window=2, min_count=1, progress=False).fit_transform(docs)
+    >>> X.shape
+    (6, 6)
+    >>> X.words[:2].tolist()
+    ['the', 'sat']
+    """
+
+    def __init__(self, *, window: int = 8, min_count: int = 5, max_vocab_size: int | None = None,
+                 lowercase: bool = True, tokenizer: Callable[[str], Sequence[str]] | None = None,
+                 n_jobs: int | None = -1, chunk_size: int = 4_000_000, progress: bool = True):
+        self.window = window
+        self.min_count = min_count
+        self.max_vocab_size = max_vocab_size
+        self.lowercase = lowercase
+        self.tokenizer = tokenizer
+        self.n_jobs = n_jobs
+        self.chunk_size = chunk_size
+        self.progress = progress
+
+    def fit(self, raw_documents: Iterable, y: None = None) -> CooccurrenceVectorizer:
+        """Build the vocabulary of a corpus.
+
+        Parameters
+        ----------
+        raw_documents : iterable
+            Documents, each a string or an iterable of string tokens (any gensim corpus of token
+            lists works).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        self._fit_vocabulary(raw_documents, spill=None)
+        return self
+
+    def fit_transform(self, raw_documents: Iterable, y: None = None) -> CooccurrenceMatrix:
+        """Build the vocabulary and count co-occurrences, reading the corpus once.
+
+        Word ids of the single pass wait in a temporary file until the vocabulary is known, so a
+        one-shot generator of documents works here.
+
+        Parameters
+        ----------
+        raw_documents : iterable
+            As for :meth:`fit`.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        CooccurrenceMatrix
+            Symmetric ``(n_words, n_words)`` float64 CSR matrix with ``words`` set.
+        """
+        self._validate_params()
+        with tempfile.TemporaryFile(prefix="glovev-ids-") as spill:
+            chunk_sizes, provisional_to_final = self._fit_vocabulary(raw_documents, spill=spill)
+            spill.seek(0)
+            with self._progress_bar("counting co-occurrences", total=self.n_tokens_) as bar, \
+                    ContextCounter(len(self.vocabulary_), self.window, resolve_n_jobs(self.n_jobs),
+                                   bar.update) as counter:
+                for n_ids, n_docs in chunk_sizes:
+                    ids = np.fromfile(spill, dtype=np.int32, count=n_ids)
+                    doc_ends = np.fromfile(spill, dtype=np.int64, count=n_docs)
+                    counter.submit(_final_ids, provisional_to_final, ids, doc_ends)
+                return self._matrix(counter.symmetric_result())
+
+    def transform(self, raw_documents: Iterable) -> CooccurrenceMatrix:
+        """Count the co-occurrences of the fitted vocabulary in a corpus.
+
+        Parameters
+        ----------
+        raw_documents : iterable
+            As for :meth:`fit`; words outside the vocabulary are skipped.
+
+        Returns
+        -------
+        CooccurrenceMatrix
+            Symmetric ``(n_words, n_words)`` float64 CSR matrix with ``words`` set.
+        """
+        check_is_fitted(self, "vocabulary_")
+        self._validate_params()
+        table = TokenTable.from_words(list(self.vocabulary_))
+        with self._progress_bar("counting co-occurrences") as bar, \
+                ContextCounter(len(self.vocabulary_), self.window, resolve_n_jobs(self.n_jobs),
+                               bar.update) as counter:
+            for chunk in self._chunks(raw_documents):
+                counter.submit(_looked_up_ids, table, chunk)
+            return self._matrix(counter.symmetric_result())
+
+    def get_feature_names_out(self, input_features: None = None) -> np.ndarray:
+        """Vocabulary words in row order.
+
+        Parameters
+        ----------
+        input_features : None
+            Ignored; present for scikit-learn compatibility.
+
+        Returns
+        -------
+        ndarray of str objects, shape (n_words,)
+        """
+        check_is_fitted(self, "vocabulary_")
+        return np.asarray(list(self.vocabulary_), dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.string = True
+        tags.input_tags.two_d_array = False
+        return tags
+
+    def _validate_params(self) -> None:
+        check_int(self.window, "window", minimum=1)
+        if self.window > 255:
+            raise ValueError(f"window must be <= 255, got {self.window}")
+        check_int(self.min_count, "min_count", minimum=1)
+        if self.max_vocab_size is not None:
+            check_int(self.max_vocab_size, "max_vocab_size", minimum=1)
+        check_int(self.chunk_size, "chunk_size", minimum=1)
+        if self.tokenizer is not None and not callable(self.tokenizer):
+            raise TypeError(f"tokenizer must be callable or None, got {type(self.tokenizer).__name__}")
+        resolve_n_jobs(self.n_jobs)
+
+    def _chunks(self, raw_documents: Iterable):
+        return encode_chunks(raw_documents, lowercase=self.lowercase, tokenizer=self.tokenizer,
+                             chunk_bytes=self.chunk_size)
+
+    def _fit_vocabulary(self, raw_documents: Iterable, spill: BinaryIO | None
+                        ) -> tuple[list[tuple[int, int]], np.ndarray]:
+        """One pass: a provisional id for every token type, their counts, then the vocabulary.
+
+        With ``spill``, each chunk's provisional ids and document ends are appended to it.
+        Returns the (ids, documents) sizes of the chunks written and the provisional -> final
+        id map (-1 for types left out).
+        """
+        table = TokenTable()
+        chunk_sizes: list[tuple[int, int]] = []
+
+        def index(chunk: TextChunk) -> tuple[int, int]:
+            starts, ends, doc_ends = chunk.spans()
+            ids = table.index(chunk.buffer, starts, ends)
+            if spill is not None:
+                ids.tofile(spill)
+                doc_ends.tofile(spill)
+            return ids.size, doc_ends.size
+
+        # One ordered worker: the table is extended chunk after chunk while this thread encodes.
+        indexer = ThreadPoolExecutor(1, thread_name_prefix="glovev-index") if resolve_n_jobs(self.n_jobs) > 1 else None
+        pending: deque[Future] = deque()
+        with self._progress_bar("counting words") as bar:
+            def collect(sizes: tuple[int, int]) -> None:
+                chunk_sizes.append(sizes)
+                bar.update(sizes[0])
+
+            try:
+                for chunk in self._chunks(raw_documents):
+                    if indexer is None:
+                        collect(index(chunk))
+                        continue
+                    pending.append(indexer.submit(index, chunk))
+                    while len(pending) > 2:
+                        collect(pending.popleft().result())
+                while pending:
+                    collect(pending.popleft().result())
+            finally:
+                if indexer is not None:
+                    indexer.shutdown(wait=True, cancel_futures=True)
+
+        n_tokens = sum(n for n, _ in chunk_sizes)
+        n_documents = sum(d for _, d in chunk_sizes)
+        if n_documents == 0:
+            raise ValueError("the corpus is empty: it holds no documents")
+        if n_tokens == 0:
+            raise ValueError(f"the corpus is empty: its {n_documents} documents hold no tokens")
+        words, counts = table.words(), table.counts()
+        kept = np.flatnonzero(counts >= self.min_count)
+        if kept.size == 0:
+            top = int(np.argmax(counts))
+            raise ValueError(f"no word occurs min_count={self.min_count} times or more: the most frequent, "
+                             f"{words[top]!r}, occurs {counts[top]} times in {n_tokens} tokens")
+        kept = sorted(kept.tolist(), key=lambda i: (-counts[i], words[i]))[:self.max_vocab_size]
+        provisional_to_final = np.full(len(words), -1, np.int32)
+        provisional_to_final[kept] = np.arange(len(kept), dtype=np.int32)
+        self.vocabulary_ = {words[i]: rank for rank, i in enumerate(kept)}
+        self.word_counts_ = counts[kept]
+        self.n_documents_ = n_documents
+        self.n_tokens_ = n_tokens
+        logger.info("vocabulary: %d of %d word types kept (min_count=%d, max_vocab_size=%s) from %d tokens "
+                    "in %d documents", len(kept), len(words), self.min_count, self.max_vocab_size,
+                    n_tokens, n_documents)
+        return chunk_sizes, provisional_to_final
+
+    def _matrix(self, symmetric: sp.csr_matrix) -> CooccurrenceMatrix:
+        return CooccurrenceMatrix(symmetric, words=list(self.vocabulary_))
+
+    def _progress_bar(self, description: str, total: int | None = None) -> tqdm:
+        return tqdm(desc=description, total=total, unit="tok", unit_scale=True, disable=not self.progress,
+                    leave=False)
+
+
+def _final_ids(provisional_to_final: np.ndarray, ids: np.ndarray, doc_ends: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    return provisional_to_final[ids], doc_ends
+
+
+def _looked_up_ids(table: TokenTable, chunk: TextChunk) -> tuple[np.ndarray, np.ndarray]:
+    starts, ends, doc_ends = chunk.spans()
+    return table.lookup(chunk.buffer, starts, ends), doc_ends

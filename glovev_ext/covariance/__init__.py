@@ -1,0 +1,54 @@
+"""Stage 3, GloVe -> covariances: GloVe-V for every word, and where the covariances are kept.
+
+- :mod:`.wls`: the formulas for one word (H, s2, the optimum, the conditioning rule);
+- :mod:`.factor`: :class:`Factor`, how one covariance is kept, with every branch and rank rule;
+- :mod:`.layout`: the per-word arrays, defined once; :mod:`.store_file`: the file format;
+- :mod:`.store`: :class:`CovarianceStore` and :class:`CovarianceStoreWriter`;
+- :mod:`.passes`: the one pass runner (threads; Dask in the private ``._dask``), in memory or to a
+  resumable file;
+- :mod:`.estimator`: :class:`GloVeVEstimator`, the scikit-learn face of all of it.
+"""
+
+from .estimator import ConditionalFit, GloVeVEstimator
+from .factor import (CHOLESKY, EIGENVALUE_CUTOFF, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor,
+                     numerical_rank, pack_lower, packed_size, unpack_lower)
+from .layout import PER_WORD_DTYPES, PerWord
+from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
+                     threaded_runner)
+from .store import CovarianceStore, CovarianceStoreWriter, UndefinedCovarianceError
+from .wls import (INVERSE_ERROR_LIMIT, WordFit, WordFitter, is_ill_conditioned, residual_variance,
+                  residual_variances)
+
+__all__ = [
+    "BlockSummary",
+    "CHOLESKY",
+    "ConditionalFit",
+    "CovarianceStore",
+    "CovarianceStoreWriter",
+    "EIGENVALUE_CUTOFF",
+    "Factor",
+    "GloVeVEstimator",
+    "INVERSE_ERROR_LIMIT",
+    "PENDING",
+    "PER_WORD_DTYPES",
+    "PSEUDO_INVERSE",
+    "PassResult",
+    "PerWord",
+    "TRANSFORMED",
+    "UNDEFINED",
+    "UndefinedCovarianceError",
+    "WordFit",
+    "WordFitter",
+    "cost_balanced_blocks",
+    "covariance_pass",
+    "fit_block",
+    "is_ill_conditioned",
+    "n_blocks_for",
+    "numerical_rank",
+    "pack_lower",
+    "packed_size",
+    "residual_variance",
+    "residual_variances",
+    "threaded_runner",
+    "unpack_lower",
+]

@@ -1,0 +1,120 @@
+"""The Dask backend (``pip install 'glovev-ext[dask]'``): the covariance pass and ``transform`` on a cluster.
+
+The covariance pass: each block of words is a task; the context vectors and biases are broadcast
+to the workers once, each task carries only its block's co-occurrence rows and centre parameters,
+writes its factors straight into the store file (which the workers must see: a local cluster, or
+a shared file system) and sends back a small summary. A worker that dies has its tasks rerun
+elsewhere; the store at the final path is complete or absent, never partial.
+
+``transform``: blocks of new co-occurrence rows are fitted on the workers, which send back only
+the vectors.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from .passes import BlockRunner, BlockSummary, fit_block
+from .wls import WordFitter, free_row_vectors
+
+_ROWS_PER_TASK = 2000  # new co-occurrence rows fitted per transform task
+
+
+@contextmanager
+def _connected(client, n_workers: int | None):
+    """The client to use: the one given, one for a scheduler address, or a new local cluster's."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ImportError("the dask backend needs dask.distributed: pip install 'glovev-ext[dask]'") from None
+    if client is not None and not isinstance(client, str):
+        yield client
+        return
+    cluster = None
+    if client is None:
+        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    active = Client(cluster if cluster is not None else client)
+    try:
+        yield active
+    finally:
+        active.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _fit_block_one_blas_thread(*arguments) -> BlockSummary:
+    with threadpool_limits(limits=1, user_api="blas"):
+        return fit_block(*arguments)
+
+
+def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
+    """A block runner of the covariance pass on Dask.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client, str or None
+        A client, a scheduler address, or None for a ``LocalCluster`` of ``n_workers``
+        single-threaded worker processes (closed when the pass ends).
+    n_workers : int, optional
+        Workers of the local cluster (every core by default).
+    """
+
+    def run(tasks: Iterable[tuple[int, tuple]]) -> Iterator[tuple[int, BlockSummary]]:
+        from dask.distributed import as_completed
+
+        with _connected(client, n_workers) as active:
+            n_active = max(1, len(active.scheduler_info().get("workers", {})))
+            broadcast = {}
+            in_flight = as_completed()
+            keys = {}
+            pending = iter(tasks)
+
+            def submit_next() -> bool:
+                step = next(pending, None)
+                if step is None:
+                    return False
+                k, (target, block_matrix, contexts, biases, *rest) = step
+                if "contexts" not in broadcast:
+                    broadcast["contexts"], broadcast["biases"] = active.scatter([contexts, biases], broadcast=True)
+                future = active.submit(_fit_block_one_blas_thread, target, block_matrix, broadcast["contexts"],
+                                       broadcast["biases"], *rest, pure=False)
+                keys[future.key] = k
+                in_flight.add(future)
+                return True
+
+            for _ in range(2 * n_active):
+                if not submit_next():
+                    break
+            for future in in_flight:
+                yield keys.pop(future.key), future.result()
+                submit_next()
+
+    return run
+
+
+def _transform_block(rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
+                     alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted-least-squares vectors (free bias) and context counts of a block of co-occurrence rows."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return free_row_vectors(WordFitter(rows, contexts, biases, x_max, alpha))
+
+
+def dask_transform(client, rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
+                   alpha: float, n_workers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`free_row_vectors` over blocks of ``rows`` on Dask; only the vectors come back."""
+    with _connected(client, n_workers) as active:
+        shared_contexts, shared_biases = active.scatter([contexts, biases], broadcast=True)
+        bounds = list(range(0, rows.shape[0], _ROWS_PER_TASK)) + [rows.shape[0]]
+        futures = [active.submit(_transform_block, rows[a:b], shared_contexts, shared_biases, x_max, alpha,
+                                 pure=False) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+        parts = active.gather(futures)
+    if not parts:
+        return np.empty((0, contexts.shape[1])), np.empty(0, np.int64)
+    return np.vstack([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

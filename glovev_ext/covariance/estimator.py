@@ -1,0 +1,351 @@
+"""GloVeVEstimator: GloVe training and GloVe-V covariances as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._checks import check_int, check_positive_float, resolve_n_jobs
+from ..counting import check_cooccurrence
+from ..glove import GloVeParameters, train_glove
+from .passes import covariance_pass, threaded_runner
+from .store import CovarianceStore, CovarianceStoreWriter
+from .wls import WordFitter, fit_free_rows, free_row_vectors, residual_variances
+
+logger = logging.getLogger(__name__)
+
+_STORAGE_CHOICES = ("memory", "lazy")
+
+
+@dataclass(frozen=True)
+class ConditionalFit:
+    """Weighted-least-squares centre vectors of co-occurrence rows, given fitted contexts.
+
+    Attributes
+    ----------
+    embedding : ndarray, shape (n, D)
+        ``w`` of each row (NaN for rows with too few contexts).
+    bias : ndarray, shape (n,)
+        The row's bias, estimated with its vector.
+    sigma2 : ndarray, shape (n,)
+        Residual variance with ``|K| - D - 1`` degrees of freedom.
+    covariance : CovarianceStore
+        ``Cov(w)`` of each row, the bias profiled out.
+    """
+
+    embedding: np.ndarray
+    bias: np.ndarray
+    sigma2: np.ndarray
+    covariance: CovarianceStore
+
+
+class GloVeVEstimator(TransformerMixin, BaseEstimator):
+    """GloVe embeddings with GloVe-V covariances, fitted on a co-occurrence matrix.
+
+    ``fit`` trains GloVe with the Stanford C tool's algorithm (or takes already trained
+    parameters) and then computes, for every word i with more contexts than dimensions, the
+    covariance of its centre vector holding the context vectors and biases fixed:
+    ``Sigma_i = s2_i H_i^{-1}`` (method.md section 2; the pseudo-inverse when ``H_i`` is
+    ill-conditioned). Words with ``|K_i| <= D`` get no covariance and are flagged.
+
+    Parameters
+    ----------
+    n_components : int, default=50
+        Embedding dimension D; must be below the number of words.
+    x_max, alpha : float, default=100.0, 0.75
+        GloVe weighting function.
+    epochs : int, default=25
+        Training epochs.
+    learning_rate : float, default=0.05
+        AdaGrad's initial step.
+    random_state : None, int, numpy Generator or RandomState
+        Seeds training; with ``n_jobs=1`` fits are reproducible bit for bit.
+    n_jobs : int or None, default=-1
+        Threads for training and covariances (None or 1: one; -1: all cores).
+    covariance_storage : {"memory", "lazy"} or path, default="memory"
+        Where the covariance factors live: in memory; computed for a word when first asked
+        (nothing stored for words never queried); or written at fit time to this file (atomic,
+        memory-mapped afterwards).
+    covariance_dtype : {"float64", "float32"}, default="float64"
+        dtype of the stored factors.
+    pretrained : GloVeParameters, or tuple (W, C, b, c), optional
+        Already trained parameters; training is skipped.
+    backend : {"threads", "dask"}, default="threads"
+        Where the covariance pass runs. ``"dask"`` sends blocks of words to a Dask cluster whose
+        workers write their factors into the store file, so it needs ``covariance_storage`` to be
+        a path they can reach. A pass to a file (either backend) that is interrupted resumes when
+        the same fit is run again.
+    client : dask.distributed.Client, str or None
+        With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
+        ``n_jobs`` worker processes.
+    progress : bool, default=True
+        Show progress bars.
+
+    Attributes
+    ----------
+    embedding_ : ndarray, shape (V, D)
+        Centre vectors W (the embeddings).
+    context_embedding_ : ndarray, shape (V, D)
+        Context vectors C.
+    bias_, context_bias_ : ndarray, shape (V,)
+        Centre and context biases.
+    covariance_ : CovarianceStore
+        ``covariance_[i]`` is ``Sigma_i`` (D x D).
+    sigma2_ : ndarray, shape (V,)
+        Residual variances ``s2_i`` (NaN without covariance).
+    n_contexts_ : ndarray, shape (V,)
+        ``|K_i|``.
+    covariance_defined_ : ndarray of bool, shape (V,)
+        Words with a covariance (``|K_i| > D``).
+    pseudo_inverse_ : ndarray of bool, shape (V,)
+        Words on the pseudo-inverse branch.
+    covariance_rank_ : ndarray of int, shape (V,)
+        Rank kept: D, fewer on the pseudo-inverse branch, 0 without covariance (-1: lazy storage,
+        not computed yet; these two arrays fill in as words are queried).
+    optimum_ : ndarray, shape (V, D)
+        The weighted-least-squares optimum ``w_i*`` given C, b, c (not with lazy storage).
+    optimum_distance_ : ndarray, shape (V,)
+        Mahalanobis distance of ``w_i`` from ``w_i*`` under ``Sigma_i`` (the model assumes 0; not with
+        lazy storage).
+    training_costs_ : ndarray
+        Cost per training epoch (empty when ``pretrained`` was given).
+    fit_seconds_ : dict
+        Wall time of the fit's two stages: ``train`` (checking the input included) and ``covariances``.
+    words_ : ndarray of str objects or None
+        The words, when the input matrix carried them (a ``CooccurrenceMatrix``).
+    n_features_in_ : int
+        V.
+
+    Examples
+    --------
+    >>> import glovev_ext
+    >>> docs = glovev_ext.load_default_corpus(max_documents=2000)
+    >>> X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(docs)
+    >>> model = glovev_ext.GloVeVEstimator(n_components=10, epochs=5, random_state=0, progress=False).fit(X)
+    >>> model.covariance_[0].shape
+    (10, 10)
+    """
+
+    def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
+                 learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
+                 covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
+                 pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
+                 client=None, progress: bool = True):
+        self.n_components = n_components
+        self.x_max = x_max
+        self.alpha = alpha
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.covariance_storage = covariance_storage
+        self.covariance_dtype = covariance_dtype
+        self.pretrained = pretrained
+        self.backend = backend
+        self.client = client
+        self.progress = progress
+
+    def fit(self, X, y=None) -> GloVeVEstimator:
+        """Train GloVe on ``X`` (unless ``pretrained``) and compute every word's covariance.
+
+        Parameters
+        ----------
+        X : sparse matrix or array, shape (V, V)
+            Non-negative co-occurrence matrix (a ``CooccurrenceMatrix`` also gives ``words_``).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self
+        """
+        started = time.perf_counter()
+        words = getattr(X, "words", None)
+        matrix = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True, ensure_min_samples=2)
+        matrix = check_cooccurrence(matrix)
+        n_words = matrix.shape[0]
+        dim = check_int(self.n_components, "n_components", minimum=1)
+        if dim >= n_words:
+            raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
+        x_max = check_positive_float(self.x_max, "x_max")
+        storage = self._check_storage()
+        factor_dtype = np.dtype(self.covariance_dtype)
+        if factor_dtype not in (np.float32, np.float64):
+            raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        if self.backend not in ("threads", "dask"):
+            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
+        if self.backend == "dask" and storage in _STORAGE_CHOICES:
+            raise ValueError("the dask backend writes the factors into a store file its workers share: "
+                             "give covariance_storage a file path")
+
+        if self.pretrained is None:
+            parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
+                                     x_max=x_max, alpha=self.alpha, random_state=self.random_state,
+                                     n_jobs=self.n_jobs, progress=self.progress)
+        else:
+            parameters = _check_pretrained(self.pretrained, n_words, dim)
+        self.embedding_ = parameters.center_vectors
+        self.context_embedding_ = parameters.context_vectors
+        self.bias_ = parameters.center_biases
+        self.context_bias_ = parameters.context_biases
+        self.training_costs_ = parameters.costs
+        self.words_ = None if words is None else np.asarray(list(words), dtype=object)
+
+        trained = time.perf_counter()
+        fitter = WordFitter(matrix, self.context_embedding_, self.context_bias_, x_max, self.alpha)
+        if storage == "lazy":
+            sigma2 = residual_variances(fitter, self.embedding_, self.bias_)
+            self.covariance_ = CovarianceStore.lazy(fitter, self.embedding_, self.bias_, sigma2, words=self.words_)
+        else:
+            self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs)
+        self.sigma2_ = np.asarray(self.covariance_.sigma2)
+        self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
+        self.covariance_defined_ = self.covariance_.defined
+        self.covariance_rank_ = self.covariance_.rank
+        self.fit_seconds_ = {"train": trained - started, "covariances": time.perf_counter() - trained}
+        if storage == "lazy":
+            logger.info("GloVe-V: %d of %d words have a covariance (computed when queried)",
+                        int(self.covariance_defined_.sum()), n_words)
+        else:
+            logger.info("GloVe-V: %d of %d words have a covariance (%d on the pseudo-inverse branch)",
+                        int(self.covariance_defined_.sum()), n_words, int(self.pseudo_inverse_.sum()))
+        return self
+
+    @property
+    def pseudo_inverse_(self) -> np.ndarray:
+        """Words on the pseudo-inverse branch, read from ``covariance_`` (so lazy storage fills it in)."""
+        check_is_fitted(self, "covariance_")
+        return self.covariance_.pseudo_inverse
+
+    def transform(self, X) -> np.ndarray:
+        """Weighted-least-squares centre vectors of co-occurrence rows, given the fitted contexts.
+
+        Each row is a word's co-occurrences with the fitted vocabulary; its bias is estimated
+        with its vector. See :meth:`conditional_fit` for biases and covariances.
+
+        Parameters
+        ----------
+        X : sparse matrix or array, shape (n, V)
+
+        Returns
+        -------
+        ndarray, shape (n, D)
+
+        Raises
+        ------
+        ValueError
+            For a row with ``D + 1`` or fewer contexts (the vector is not identified).
+
+        Notes
+        -----
+        With ``backend="dask"`` the rows are fitted on the cluster in blocks and only the vectors
+        come back.
+        """
+        check_is_fitted(self, "covariance_")
+        rows = self._validated_rows(X)
+        if self.backend == "dask":
+            from ._dask import dask_transform
+            embedding, n_contexts = dask_transform(self.client, rows, self.context_embedding_, self.context_bias_,
+                                                   self.x_max, self.alpha, n_workers=resolve_n_jobs(self.n_jobs))
+        else:
+            embedding, n_contexts = free_row_vectors(WordFitter(rows, self.context_embedding_, self.context_bias_,
+                                                                self.x_max, self.alpha))
+        short = np.flatnonzero(n_contexts <= self.embedding_.shape[1] + 1)
+        if short.size:
+            raise ValueError(f"{short.size} rows have too few contexts to estimate a vector; row {short[0]} has "
+                             f"{n_contexts[short[0]]}, and n_components + 1 = {self.n_components + 1} are needed")
+        return embedding
+
+    def conditional_fit(self, X) -> ConditionalFit:
+        """Vectors, biases, residual variances and covariances of new co-occurrence rows.
+
+        Parameters
+        ----------
+        X : sparse matrix or array, shape (n, V)
+
+        Returns
+        -------
+        ConditionalFit
+        """
+        check_is_fitted(self, "covariance_")
+        return self._conditional_fit(self._validated_rows(X))
+
+    def _validated_rows(self, X) -> sp.csr_matrix:
+        rows = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False))
+        if (rows.data < 0).any():
+            raise ValueError("Negative values in data: X holds negative co-occurrence values")
+        rows.eliminate_zeros()
+        return rows
+
+    def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
+        fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha))
+        dim = self.embedding_.shape[1]
+        with CovarianceStoreWriter(len(fits), dim, sum(fit.factor is not None for fit in fits)) as writer:
+            writer.per_word.n_contexts[:] = [fit.n_contexts for fit in fits]
+            for k, fit in enumerate(fits):
+                if fit.factor is not None:
+                    writer.add(k, fit.factor)
+        return ConditionalFit(embedding=np.array([f.optimum for f in fits]).reshape(len(fits), dim),
+                              bias=np.array([f.bias for f in fits]), sigma2=writer.per_word.sigma2,
+                              covariance=writer.store)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.pairwise = True
+        tags.input_tags.positive_only = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+    def _check_storage(self):
+        storage = self.covariance_storage
+        if isinstance(storage, str) and storage in _STORAGE_CHOICES:
+            return storage
+        if isinstance(storage, (str, os.PathLike)):
+            return os.fspath(storage)
+        raise ValueError(f"covariance_storage must be 'memory', 'lazy' or a file path, got {storage!r}")
+
+    def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
+                             n_jobs: int) -> CovarianceStore:
+        if self.backend == "dask":
+            from ._dask import dask_runner
+            runner = dask_runner(self.client, n_workers=n_jobs)
+        else:
+            runner = threaded_runner(n_jobs)
+        result = covariance_pass(fitter, self.embedding_, self.bias_, runner=runner,
+                                 path=None if storage == "memory" else storage, factor_dtype=factor_dtype,
+                                 words=self.words_, progress=self.progress)
+        self.optimum_, self.optimum_distance_ = result.optimum, result.distance
+        return result.store
+
+
+def _check_pretrained(pretrained, n_words: int, dim: int) -> GloVeParameters:
+    """Validate supplied (W, C, b, c) against the matrix, naming the part that does not fit."""
+    if isinstance(pretrained, GloVeParameters):
+        parts = (pretrained.center_vectors, pretrained.context_vectors, pretrained.center_biases,
+                 pretrained.context_biases)
+    else:
+        parts = tuple(pretrained)
+        if len(parts) != 4:
+            raise ValueError(f"pretrained must be GloVeParameters or (W, C, b, c), got {len(parts)} arrays")
+    names = ("centre vectors W", "context vectors C", "centre biases b", "context biases c")
+    shapes = ((n_words, dim), (n_words, dim), (n_words,), (n_words,))
+    checked = []
+    for part, name, shape in zip(parts, names, shapes):
+        array = np.asarray(part, dtype=np.float64)
+        if array.shape != shape:
+            raise ValueError(f"pretrained {name} have shape {array.shape}; this matrix and n_components={dim} "
+                             f"need {shape}")
+        if not np.isfinite(array).all():
+            raise ValueError(f"pretrained {name} hold NaN or infinite values")
+        checked.append(np.ascontiguousarray(array))
+    return GloVeParameters(*checked, costs=np.empty(0))

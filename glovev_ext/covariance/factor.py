@@ -1,0 +1,196 @@
+"""How one word's covariance is kept, and every operation that depends on how it is kept.
+
+A covariance is a residual variance ``sigma2`` and a lower-triangular factor ``F`` (stored packed,
+BLAS column-major), in one of three kinds:
+
+- ``CHOLESKY``: ``F`` is the Cholesky factor of ``H_i`` and ``Sigma = sigma2 (F F^T)^{-1}``;
+- ``PSEUDO_INVERSE``: ``F F^T`` is the Moore-Penrose pseudo-inverse of ``H_i`` (the paper's rule for
+  ill-conditioned words: eigenvalues at or below ``EIGENVALUE_CUTOFF`` times the largest dropped)
+  and ``Sigma = sigma2 F F^T``;
+- ``TRANSFORMED``: ``Sigma = sigma2 F F^T`` for any other square root, e.g. the image of a
+  covariance under a linear map (the unit-normalisation Jacobian) or a covariance read from a file.
+
+:class:`Factor` is the only place that branches on the kind: quadratic forms, whitening, draws,
+square roots, dense matrices and solves all go through it, and it owns the rank rules: an eigen
+square root has the rank of the eigenvalues it keeps; the image of a map has the rank
+:func:`numerical_rank` reads off its triangular factor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+from scipy.linalg import blas, lapack, solve_triangular
+
+UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED = 0, 1, 2, 3
+PENDING = -1  # a lazy store's word whose factor is not computed yet
+KIND_NAMES = {UNDEFINED: "undefined", CHOLESKY: "inverse", PSEUDO_INVERSE: "pseudo-inverse",
+              TRANSFORMED: "transformed", PENDING: "not computed yet"}
+EIGENVALUE_CUTOFF = 1e-3
+RANK_TOLERANCE = 1e-8
+_FEW_COLUMNS = 8  # up to this many gradients, BLAS works on the packed factor without unpacking it
+
+
+def packed_size(dim: int) -> int:
+    """Entries of a packed D x D triangle."""
+    return dim * (dim + 1) // 2
+
+
+@lru_cache(maxsize=8)
+def _packed_positions(dim: int) -> np.ndarray:
+    """Flat positions in a C-ordered D x D array of the packed lower triangle's entries."""
+    rows, cols = np.triu_indices(dim)
+    return cols * dim + rows
+
+
+def pack_lower(matrix: np.ndarray) -> np.ndarray:
+    """The lower triangle of a square matrix in BLAS column-major packed order."""
+    return np.ascontiguousarray(matrix).ravel()[_packed_positions(matrix.shape[0])]
+
+
+def unpack_lower(packed: np.ndarray, dim: int) -> np.ndarray:
+    """The lower-triangular D x D float64 matrix of a BLAS column-major packed vector."""
+    full = np.zeros(dim * dim)
+    full[_packed_positions(dim)] = packed
+    return full.reshape(dim, dim)
+
+
+def numerical_rank(triangle: np.ndarray) -> int:
+    """Rank of a triangular square root: its diagonal entries above ``RANK_TOLERANCE`` times the largest.
+
+    Square roots built here have at most a few thousand between their largest and smallest genuine
+    directions, so 1e-8 separates those from the directions a map annihilates (rounding, ~1e-16).
+    """
+    diagonal = np.abs(np.diag(triangle))
+    return int((diagonal > RANK_TOLERANCE * diagonal.max()).sum()) if diagonal.size and diagonal.max() > 0 else 0
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One word's covariance: ``Sigma = sigma2 (F F^T)^{-1}`` (kind ``CHOLESKY``) or ``sigma2 F F^T``.
+
+    Attributes
+    ----------
+    kind : int
+        ``CHOLESKY``, ``PSEUDO_INVERSE`` or ``TRANSFORMED``.
+    packed : ndarray of float64
+        ``F`` packed (column-major lower triangle).
+    dim : int
+        D.
+    rank : int
+        Rank of ``Sigma``: D for an inverse, fewer for a pseudo-inverse or a rank-reducing map.
+    sigma2 : float
+        The residual variance (1 for covariances given whole).
+    """
+
+    kind: int
+    packed: np.ndarray
+    dim: int
+    rank: int
+    sigma2: float = 1.0
+
+    @classmethod
+    def of_hessian(cls, hessian: np.ndarray, lower: np.ndarray | None, pseudo_inverse: bool) -> Factor:
+        """``H^{-1}`` from its Cholesky factor ``lower``, or (``pseudo_inverse``) the paper's pseudo-inverse.
+
+        ``sigma2`` is 1: scale with :meth:`with_sigma2` once the residual variance is known.
+        """
+        dim = hessian.shape[0]
+        if not pseudo_inverse:
+            return cls(CHOLESKY, pack_lower(lower), dim, dim)
+        eigenvalues, eigenvectors = np.linalg.eigh(hessian)
+        kept = eigenvalues > EIGENVALUE_CUTOFF * eigenvalues[-1]
+        return cls._of_root(eigenvectors[:, kept] / np.sqrt(eigenvalues[kept]), PSEUDO_INVERSE, 1.0, int(kept.sum()))
+
+    @classmethod
+    def of_covariance(cls, covariance: np.ndarray) -> Factor:
+        """A covariance given whole (symmetrised): its Cholesky factor, or an eigen square root if singular.
+
+        Eigenvalues at or below ``D * eps`` times the largest are rounding and are dropped.
+        """
+        covariance = (covariance + covariance.T) / 2
+        dim = covariance.shape[0]
+        try:
+            return cls(TRANSFORMED, pack_lower(np.linalg.cholesky(covariance)), dim, dim)
+        except np.linalg.LinAlgError:
+            eigenvalues, eigenvectors = np.linalg.eigh(covariance)
+            kept = eigenvalues > dim * np.finfo(float).eps * max(eigenvalues[-1], 0.0)
+            return cls._of_root(eigenvectors[:, kept] * np.sqrt(eigenvalues[kept]), TRANSFORMED, 1.0, int(kept.sum()))
+
+    @classmethod
+    def _of_root(cls, root: np.ndarray, kind: int, sigma2: float, rank: int | None = None) -> Factor:
+        """The factor ``F`` with ``F F^T = root root^T`` for a ``(D, r)`` root: ``F^T`` is the R of a QR of ``root^T``.
+
+        ``rank`` is known for an eigen square root (its columns); otherwise :func:`numerical_rank`.
+        """
+        dim = root.shape[0]
+        triangle = np.zeros((dim, dim))
+        r = np.linalg.qr(root.T, mode="r")
+        triangle[:r.shape[0]] = r
+        return cls(kind, pack_lower(triangle.T), dim, numerical_rank(triangle) if rank is None else rank, sigma2)
+
+    def with_sigma2(self, sigma2: float) -> Factor:
+        """The same factor with residual variance ``sigma2``."""
+        return replace(self, sigma2=float(sigma2))
+
+    def mapped(self, linear_map: np.ndarray) -> Factor:
+        """The covariance of ``M w``: ``M Sigma M^T``, of kind ``TRANSFORMED`` (rank by :func:`numerical_rank`)."""
+        return self._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), TRANSFORMED, self.sigma2)
+
+    def lower(self) -> np.ndarray:
+        """``F`` as a D x D lower-triangular matrix."""
+        return unpack_lower(self.packed, self.dim)
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``(Sigma / sigma2) rhs``: ``H^{-1} rhs`` (or the pseudo-inverse's) for a Hessian's factor."""
+        if self.kind == CHOLESKY:
+            return lapack.dpotrs(self.lower(), rhs, lower=1)[0]
+        lower = self.lower()
+        return lower @ (lower.T @ rhs)
+
+    def quad_form(self, g: np.ndarray) -> float:
+        """``g^T Sigma g`` from the factor, without forming ``Sigma``."""
+        y = self._packed_whiten(np.ascontiguousarray(g, dtype=np.float64))
+        return float(self.sigma2 * (y @ y))
+
+    def whiten(self, gradients: np.ndarray) -> np.ndarray:
+        """``S^T G`` for a ``(D, m)`` ``G`` and a square root ``S`` of ``Sigma``, so ``G^T Sigma G = Y^T Y``."""
+        if gradients.shape[1] <= _FEW_COLUMNS:
+            columns = [self._packed_whiten(np.ascontiguousarray(g, dtype=np.float64)) for g in gradients.T]
+            return np.sqrt(self.sigma2) * np.column_stack(columns)
+        if self.kind == CHOLESKY:
+            return np.sqrt(self.sigma2) * solve_triangular(self.lower(), gradients, lower=True, check_finite=False)
+        return np.sqrt(self.sigma2) * (self.lower().T @ gradients)
+
+    def _packed_whiten(self, g: np.ndarray) -> np.ndarray:
+        """``F^{-1} g`` (CHOLESKY) or ``F^T g`` (the others) by BLAS on the packed triangle."""
+        if self.kind == CHOLESKY:
+            return blas.dtpsv(self.dim, self.packed, g, lower=1)
+        return blas.dtpmv(self.dim, self.packed, g, lower=1, trans=1)
+
+    def transform_normal(self, z: np.ndarray) -> np.ndarray:
+        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)``."""
+        if self.kind == CHOLESKY:
+            draws = solve_triangular(self.lower(), np.asarray(z).T, lower=True, trans="T", check_finite=False)
+        else:
+            draws = self.lower() @ np.asarray(z).T
+        return np.sqrt(self.sigma2) * draws.T
+
+    def square_root(self) -> np.ndarray:
+        """A D x D matrix ``S`` with ``Sigma = S S^T``."""
+        lower = self.lower()
+        if self.kind == CHOLESKY:
+            lower = solve_triangular(lower, np.eye(self.dim), lower=True, trans="T", check_finite=False)
+        return np.sqrt(self.sigma2) * lower
+
+    def dense(self) -> np.ndarray:
+        """``Sigma`` as a D x D matrix."""
+        lower = self.lower()
+        if self.kind == CHOLESKY:
+            inverse = lapack.dpotri(lower, lower=1)[0]
+            inverse = np.tril(inverse) + np.tril(inverse, -1).T
+        else:
+            inverse = lower @ lower.T
+        return self.sigma2 * inverse

@@ -1,0 +1,83 @@
+"""The per-word arrays of a covariance store, defined once: their names, dtypes and meaning.
+
+Every store (in memory, memory-mapped, lazy, taken, mapped, read from a release) and the store
+file format use :data:`PER_WORD_DTYPES` and :class:`PerWord`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from .factor import PENDING, UNDEFINED, Factor
+
+PER_WORD_DTYPES = {"kind": np.int8, "rank": np.int32, "n_contexts": np.int64, "sigma2": np.float64,
+                   "factor_row": np.int64}
+
+
+@dataclass
+class PerWord:
+    """One entry per word of a store.
+
+    Attributes
+    ----------
+    kind : ndarray of int8
+        How the word's covariance is kept (``glovev_ext.covariance.factor``): ``UNDEFINED`` for none,
+        ``PENDING`` in a lazy store until computed.
+    rank : ndarray of int32
+        Rank of the covariance (0 without one, -1 pending).
+    n_contexts : ndarray of int64
+        ``|K_i|``.
+    sigma2 : ndarray of float64
+        Residual variance (NaN without a covariance).
+    factor_row : ndarray of int64
+        Row of the word's packed factor in the factor array (-1 for none).
+    """
+
+    kind: np.ndarray
+    rank: np.ndarray
+    n_contexts: np.ndarray
+    sigma2: np.ndarray
+    factor_row: np.ndarray
+
+    @classmethod
+    def undefined(cls, n_words: int) -> PerWord:
+        """No word has a covariance yet."""
+        return cls(kind=np.full(n_words, UNDEFINED, np.int8), rank=np.zeros(n_words, np.int32),
+                   n_contexts=np.zeros(n_words, np.int64), sigma2=np.full(n_words, np.nan),
+                   factor_row=np.full(n_words, -1, np.int64))
+
+    @classmethod
+    def pending(cls, n_contexts: np.ndarray, dim: int) -> PerWord:
+        """Words with ``|K_i| > D`` get a factor row in order and are ``PENDING`` until their factor is computed."""
+        per_word = cls.undefined(n_contexts.size)
+        per_word.n_contexts[:] = n_contexts
+        defined = n_contexts > dim
+        per_word.kind[defined], per_word.rank[defined] = PENDING, -1
+        per_word.factor_row[defined] = np.arange(int(defined.sum()))
+        return per_word
+
+    @classmethod
+    def of(cls, arrays: Mapping[str, np.ndarray]) -> PerWord:
+        """The arrays of a mapping (a store file's), used as they are."""
+        return cls(**{name: arrays[name] for name in PER_WORD_DTYPES})
+
+    def __iter__(self) -> Iterator[tuple[str, np.ndarray]]:
+        return ((field.name, getattr(self, field.name)) for field in fields(self))
+
+    @property
+    def n_factors(self) -> int:
+        """Rows of the factor array the words point to."""
+        return int((self.factor_row >= 0).sum())
+
+    def record(self, position: int, factor: Factor, factor_row: int) -> None:
+        """Word ``position`` has ``factor``, stored at row ``factor_row``."""
+        self.kind[position], self.rank[position] = factor.kind, factor.rank
+        self.sigma2[position], self.factor_row[position] = factor.sigma2, factor_row
+
+    def copy_into(self, target: PerWord) -> None:
+        """Write these arrays into ``target``'s (e.g. the memory maps of a new store file)."""
+        for name, values in self:
+            getattr(target, name)[:] = values

@@ -1,0 +1,462 @@
+"""CovarianceStore: every word's GloVe-V covariance, kept as triangular factors, never as V x D x D."""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from threading import Lock
+
+import numpy as np
+from gensim.utils import SaveLoad
+
+from .._deprecation import RNG, renamed_keywords
+from .factor import CHOLESKY, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
+from .layout import PER_WORD_DTYPES, PerWord
+from .store_file import read_header, written_store_file
+from .wls import WordFitter
+
+
+class UndefinedCovarianceError(ValueError):
+    """A statistic asked for the covariance of a word that has none (|K_i| <= D, or a vector replaced)."""
+
+
+class CovarianceStore(SaveLoad):
+    """Per-word covariances ``Sigma_i`` of GloVe centre vectors, indexed like a ``(V, D, D)`` array.
+
+    Each defined word keeps ``sigma2_i`` and a packed lower-triangular factor (see
+    :class:`~glovev_ext.covariance.Factor`): ``Sigma_i = sigma2_i (F_i F_i^T)^{-1}`` with ``F_i`` the
+    Cholesky factor of ``H_i``, or, for words on the pseudo-inverse branch, ``Sigma_i = sigma2_i
+    F_i F_i^T``. Quadratic forms and draws use the factor directly; a dense ``Sigma_i`` is formed
+    only when indexed. Words with ``|K_i| <= D`` have no covariance: indexing them raises
+    :class:`UndefinedCovarianceError`.
+
+    Build one with :class:`~glovev_ext.GloVeVEstimator` (``covariance_``), :meth:`load`,
+    :meth:`lazy` or :class:`CovarianceStoreWriter`; do not call the constructor directly.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(V, D, D)``.
+    dtype : numpy.dtype
+        float64, the dtype of returned covariances (the factors may be stored as float32).
+    factor_dtype : numpy.dtype
+        dtype of the stored factors.
+    defined : ndarray of bool, shape (V,)
+        Words that have a covariance.
+    words : ndarray of str objects or None
+        The word of each index, when known (used in error messages and for string keys).
+    """
+
+    def __init__(self, per_word: PerWord, factors: np.ndarray, dim: int, words: Sequence[str] | None = None,
+                 fitter: WordFitter | None = None, center_vectors: np.ndarray | None = None,
+                 center_biases: np.ndarray | None = None, cache_size: int = 0):
+        # Flat attributes, not one PerWord: gensim's SaveLoad memory-maps arrays that are attributes.
+        for name, values in per_word:
+            setattr(self, "_" + name, values)
+        self._factors = factors
+        self._dim = dim
+        # A list, not an object array: gensim's SaveLoad can memory-map only numeric arrays.
+        self._words = None if words is None else [str(w) for w in words]
+        self._index = None if words is None else {w: i for i, w in enumerate(self._words)}
+        self._fitter = fitter
+        self._center_vectors = center_vectors
+        self._center_biases = center_biases
+        self._cache: OrderedDict[int, Factor] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = Lock()
+
+    @classmethod
+    def lazy(cls, fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray,
+             sigma2: np.ndarray, words: Sequence[str] | None = None, cache_size: int = 4096) -> CovarianceStore:
+        """A store that computes a word's factor from its co-occurrence row when first asked.
+
+        Nothing is stored for words never queried; the ``cache_size`` most recent factors are
+        kept. ``rank`` is -1 for defined words not computed yet.
+
+        Parameters
+        ----------
+        fitter : WordFitter
+            The co-occurrence matrix and context parameters.
+        center_vectors, center_biases : ndarray
+            Trained centre parameters.
+        sigma2 : ndarray, shape (V,)
+            Residual variances (NaN for words without a covariance).
+        words : sequence of str, optional
+        cache_size : int, default=4096
+        """
+        per_word = PerWord.pending(fitter.n_contexts(), fitter.dim)
+        per_word.sigma2[:] = sigma2
+        return cls(per_word, np.empty((0, packed_size(fitter.dim))), fitter.dim, words=words, fitter=fitter,
+                   center_vectors=center_vectors, center_biases=center_biases, cache_size=cache_size)
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = Lock()
+
+    @property
+    def per_word(self) -> PerWord:
+        """The per-word arrays (kind, rank, n_contexts, sigma2, factor_row)."""
+        return PerWord(*(getattr(self, "_" + name) for name in PER_WORD_DTYPES))
+
+    @property
+    def words(self) -> np.ndarray | None:
+        return None if self._words is None else np.asarray(self._words, dtype=object)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self._kind.size, self._dim, self._dim)
+
+    @property
+    def ndim(self) -> int:
+        return 3
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(np.float64)
+
+    @property
+    def factor_dtype(self) -> np.dtype:
+        return self._factors.dtype
+
+    @property
+    def defined(self) -> np.ndarray:
+        return self._kind != UNDEFINED
+
+    def has_covariance(self, i: int) -> bool:
+        """Whether word index ``i`` has a covariance (without :attr:`defined`'s V-sized array)."""
+        return bool(self._kind[i] != UNDEFINED)
+
+    @property
+    def rank(self) -> np.ndarray:
+        """Rank kept per word: D (full inverse), fewer (pseudo-inverse), 0 (undefined), -1 (lazy, not computed)."""
+        return self._rank
+
+    @property
+    def pseudo_inverse(self) -> np.ndarray:
+        """Words whose covariance uses the pseudo-inverse branch (ill-conditioned ``H_i``)."""
+        return self._kind == PSEUDO_INVERSE
+
+    @property
+    def sigma2(self) -> np.ndarray:
+        """Residual variance per word (NaN where undefined)."""
+        return self._sigma2
+
+    @property
+    def n_contexts(self) -> np.ndarray:
+        """``|K_i|`` per word."""
+        return self._n_contexts
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return (f"CovarianceStore(n_words={self.shape[0]}, dim={self._dim}, defined={int(self.defined.sum())}, "
+                f"factor_dtype={self.factor_dtype}, lazy={self._fitter is not None})")
+
+    def __getitem__(self, key) -> np.ndarray:
+        """Dense covariance of one word (D x D) or a stack (n x D x D) for a slice, list or array."""
+        if isinstance(key, (str, int, np.integer)):
+            return self.factor(key).dense()
+        indices = self._indices(key)
+        if not indices:
+            return np.empty((0, self._dim, self._dim))
+        return np.stack([self._factor(i).dense() for i in indices])
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        n_words, dim, _ = self.shape
+        if n_words * dim * dim > 50_000_000:
+            raise MemoryError(f"a dense ({n_words}, {dim}, {dim}) array of covariances would take "
+                              f"{n_words * dim * dim * 8 / 1e9:.1f} GB; index the words you need instead")
+        dense = np.full(self.shape, np.nan)
+        for i in np.flatnonzero(self.defined):
+            dense[i] = self._factor(int(i)).dense()
+        return dense if dtype is None else dense.astype(dtype)
+
+    def index(self, key: int | str) -> int:
+        """The row index of a word given as an index or (when words are known) a string."""
+        if isinstance(key, str):
+            if self._index is None:
+                raise KeyError(f"word {key!r}: this store does not know its words; use an index")
+            if key not in self._index:
+                raise KeyError(f"word {key!r} is not in the vocabulary")
+            return self._index[key]
+        if isinstance(key, (bool, np.bool_)) or not isinstance(key, (int, np.integer)):
+            raise TypeError(f"word indices must be integers or strings, got {type(key).__name__}")
+        n_words = self.shape[0]
+        if not -n_words <= key < n_words:
+            raise IndexError(f"word index {key} is out of range for {n_words} words")
+        return int(key) % n_words
+
+    def factor(self, key: int | str) -> Factor:
+        """The covariance of one word as a :class:`~glovev_ext.covariance.Factor` (computed first in a lazy store).
+
+        Raises
+        ------
+        UndefinedCovarianceError
+            If the word has no covariance.
+        """
+        return self._factor(self.index(key))
+
+    def diagonal(self, key=None) -> np.ndarray:
+        """Variances of the vector components, ``(n, D)`` (all words when ``key`` is None).
+
+        Words without a covariance get NaN rows, never zeros.
+        """
+        indices = np.arange(self.shape[0]) if key is None else self._indices(key)
+        out = np.full((len(indices), self._dim), np.nan)
+        for k, i in enumerate(indices):
+            if self.has_covariance(i):
+                out[k] = np.diag(self._factor(int(i)).dense())
+        return out
+
+    def quad_form(self, key: int | str, g: np.ndarray) -> float:
+        """``g^T Sigma_i g`` from the stored factor, without forming ``Sigma_i``."""
+        factor = self.factor(key)
+        g = np.asarray(g, dtype=np.float64)
+        if g.shape != (self._dim,):
+            raise ValueError(f"g must have shape ({self._dim},), got {g.shape}")
+        return factor.quad_form(g)
+
+    def gram(self, key: int | str, gradients: np.ndarray) -> np.ndarray:
+        """``G^T Sigma_i G`` for a ``(D, m)`` matrix of gradients: the m x m covariance contribution."""
+        gradients = np.asarray(gradients, dtype=np.float64)
+        if gradients.ndim != 2 or gradients.shape[0] != self._dim:
+            raise ValueError(f"gradients must have shape ({self._dim}, m), got {gradients.shape}")
+        y = self.factor(key).whiten(gradients)
+        return y.T @ y
+
+    def whiten(self, key: int | str, gradients: np.ndarray) -> np.ndarray:
+        """``S^T G`` for a square root ``S`` of ``Sigma_i`` (``Sigma_i = S S^T``), so ``G^T Sigma_i G = Y^T Y``."""
+        return self.factor(key).whiten(gradients)
+
+    @renamed_keywords(rng=RNG)
+    def sample(self, key: int | str, n: int, random_state=None) -> np.ndarray:
+        """``n`` draws from ``N(0, Sigma_i)``, shape ``(n, D)``; add the centre vector for draws of it.
+
+        Parameters
+        ----------
+        key : int or str
+        n : int
+        random_state : None, int or numpy Generator
+        """
+        generator = np.random.default_rng(random_state)
+        return self.transform_normal(key, generator.standard_normal((n, self._dim)))
+
+    def transform_normal(self, key: int | str, z: np.ndarray) -> np.ndarray:
+        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma_i)``."""
+        return self.factor(key).transform_normal(z)
+
+    def square_root(self, key: int | str) -> np.ndarray:
+        """A D x D matrix ``S`` with ``Sigma_i = S S^T``."""
+        return self.factor(key).square_root()
+
+    def take(self, rows: np.ndarray, words: Sequence[str] | None = None) -> CovarianceStore:
+        """An in-memory store of the given words (``-1``: a word without covariance), factors copied as stored.
+
+        Parameters
+        ----------
+        rows : ndarray of int
+            Words of this store, in the order wanted.
+        words : sequence of str, optional
+            Words of the new store (by default this store's words at ``rows``).
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if words is None and self._words is not None:
+            words = [self._words[r] if r >= 0 else f"<no covariance {i}>" for i, r in enumerate(rows)]
+        return self._rewritten(rows, lambda position, factor: factor, self.factor_dtype, words)
+
+    def mapped(self, rows: np.ndarray, linear_map: Callable[[int], np.ndarray]) -> CovarianceStore:
+        """A store whose word k has covariance ``M_k Sigma_{rows[k]} M_k^T`` (no covariance if -1).
+
+        Parameters
+        ----------
+        rows : ndarray of int, shape (n,)
+            Words of this store, or -1.
+        linear_map : callable
+            ``linear_map(k)`` is the D x D map ``M_k`` applied to word k's vector (asked for only
+            for words with a covariance, one at a time, so n x D x D never exists).
+
+        Returns
+        -------
+        CovarianceStore
+            An in-memory store of kind ``TRANSFORMED`` factors, sigma2 carried over.
+        """
+        return self._rewritten(np.asarray(rows, dtype=np.int64),
+                               lambda position, factor: factor.mapped(linear_map(position)), np.float64, None)
+
+    def _rewritten(self, rows: np.ndarray, rewrite: Callable[[int, Factor], Factor], factor_dtype,
+                   words: Sequence[str] | None) -> CovarianceStore:
+        """A store whose word k holds ``rewrite(k, factor of rows[k])`` (none where rows[k] is -1 or undefined)."""
+        known = rows >= 0
+        positions = np.flatnonzero(known)
+        positions = positions[self.defined[rows[positions]]]
+        with CovarianceStoreWriter(rows.size, self._dim, positions.size, factor_dtype=factor_dtype,
+                                   words=words) as writer:
+            writer.per_word.n_contexts[known] = self._n_contexts[rows[known]]
+            for position in positions:
+                writer.add(int(position), rewrite(int(position), self._factor(int(rows[position]))))
+        return writer.store
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the store to one file, atomically (a lazy store computes every word first).
+
+        The file holds a JSON header and aligned arrays; :meth:`load` memory-maps it so a word's
+        factor is read without reading the rest.
+        """
+        if self._fitter is not None:
+            self._compute_all()
+        with written_store_file(path, self.shape[0], self._dim, self._factors.shape[0], self.factor_dtype,
+                                self._words) as (per_word, factors):
+            self.per_word.copy_into(per_word)
+            factors[:] = self._factors
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, mmap: bool = True) -> CovarianceStore:
+        """Read a store written by :meth:`save`; with ``mmap`` the arrays stay on disk.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a covariance store, or is truncated or inconsistent (the message
+            names the file and what is wrong).
+        """
+        header, offsets = read_header(path)
+        arrays = {}
+        for name, (offset, dtype, shape) in offsets.items():
+            if mmap and int(np.prod(shape)) > 0:
+                arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(shape))
+            else:
+                with open(path, "rb") as stream:
+                    stream.seek(offset)
+                    arrays[name] = np.fromfile(stream, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+        store = cls(PerWord.of(arrays), arrays["factors"], header["dim"], words=header["words"])
+        store._check_consistency(path)
+        return store
+
+    def _check_consistency(self, path) -> None:
+        kind, row = self._kind, self._factor_row
+        defined = kind != UNDEFINED
+        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED)).all():
+            raise ValueError(f"{path}: unknown covariance kinds in the store")
+        if (row[defined] < 0).any() or (row[defined] >= self._factors.shape[0]).any():
+            raise ValueError(f"{path}: factor rows out of range for {self._factors.shape[0]} factors")
+
+    def _indices(self, key) -> list[int]:
+        if isinstance(key, slice):
+            return list(range(*key.indices(self.shape[0])))
+        keys = np.asarray(key)
+        if keys.dtype == bool:
+            if keys.shape != (self.shape[0],):
+                raise IndexError(f"a boolean mask must have shape ({self.shape[0]},), got {keys.shape}")
+            return np.flatnonzero(keys).tolist()
+        return [self.index(k.item() if isinstance(k, np.generic) else k) for k in np.atleast_1d(keys)]
+
+    def _describe(self, i: int) -> str:
+        return f"word {self._words[i]!r} (index {i})" if self._words is not None else f"word index {i}"
+
+    def _factor(self, i: int) -> Factor:
+        """Word i's factor, computing it first in a lazy store."""
+        kind = int(self._kind[i])
+        if kind == UNDEFINED:
+            raise UndefinedCovarianceError(
+                f"{self._describe(i)} has no covariance: it has {self.n_contexts[i]} contexts, and GloVe-V "
+                f"needs more than D = {self._dim}")
+        if self._fitter is None:
+            packed = np.asarray(self._factors[self._factor_row[i]], dtype=np.float64)
+            return Factor(kind, packed, self._dim, int(self._rank[i]), float(self._sigma2[i]))
+        with self._lock:
+            cached = self._cache.get(i)
+            if cached is not None:
+                self._cache.move_to_end(i)
+                return cached
+        # The store's sigma2 (vectorised over all words) is the one the estimator reports.
+        factor = self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i]).factor.with_sigma2(
+            self._sigma2[i])
+        with self._lock:
+            self._kind[i], self._rank[i] = factor.kind, factor.rank
+            self._cache[i] = factor
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return factor
+
+    def _compute_all(self) -> None:
+        """Turn a lazy store into an in-memory one by computing every defined word."""
+        factors = np.empty((int((self._factor_row >= 0).sum()), packed_size(self._dim)))
+        for i in np.flatnonzero(self.defined):
+            factors[self._factor_row[i]] = self._factor(int(i)).packed
+        self._factors = factors
+        self._fitter = None
+        self._cache.clear()
+
+
+class CovarianceStoreWriter:
+    """Fills a new covariance store word by word: in memory, or straight into a file written atomically.
+
+    Use it as a context manager; the store is :attr:`store` once the block has ended without error
+    (a file store is memory-mapped from ``path``; an interrupted write leaves any previous file).
+
+    Parameters
+    ----------
+    n_words, dim : int
+        V and D.
+    n_factors : int
+        Words that will get a factor (at most).
+    factor_dtype : numpy dtype, default=float64
+        dtype of the stored factors.
+    words : sequence of str, optional
+        The words of the store.
+    path : path, optional
+        Write the store to this file instead of keeping it in memory.
+
+    Attributes
+    ----------
+    per_word : PerWord
+        The store's per-word arrays, all words without covariance at first; fill ``n_contexts``
+        directly, the rest through :meth:`add`.
+    factors : ndarray, shape (n_factors, D (D + 1) / 2)
+    store : CovarianceStore
+    """
+
+    def __init__(self, n_words: int, dim: int, n_factors: int, *, factor_dtype=np.float64,
+                 words: Sequence[str] | None = None, path: str | os.PathLike | None = None):
+        self._layout = (n_words, dim, n_factors, np.dtype(factor_dtype), words)
+        self._path = path
+        self._file = None
+        self._next_row = 0
+        self.store: CovarianceStore | None = None
+
+    def __enter__(self) -> CovarianceStoreWriter:
+        n_words, dim, n_factors, factor_dtype, words = self._layout
+        if self._path is None:
+            self.per_word = PerWord.undefined(n_words)
+            self.factors = np.empty((n_factors, packed_size(dim)), dtype=factor_dtype)
+        else:
+            self._file = written_store_file(self._path, n_words, dim, n_factors, factor_dtype, words)
+            self.per_word, self.factors = self._file.__enter__()
+            PerWord.undefined(n_words).copy_into(self.per_word)
+        return self
+
+    def add(self, position: int, factor: Factor) -> None:
+        """Word ``position`` gets ``factor`` (stored in the next factor row)."""
+        if self._next_row == self.factors.shape[0]:
+            raise ValueError(f"the store was laid out for {self.factors.shape[0]} factors")
+        if factor.dim != self._layout[1]:
+            raise ValueError(f"a {factor.dim}-dimensional factor for a store of D = {self._layout[1]}")
+        self.factors[self._next_row] = factor.packed
+        self.per_word.record(position, factor, self._next_row)
+        self._next_row += 1
+
+    def __exit__(self, exc_type, exc, traceback) -> bool:
+        if self._file is not None:
+            self._file.__exit__(exc_type, exc, traceback)
+        if exc_type is None:
+            dim, words = self._layout[1], self._layout[4]
+            self.store = (CovarianceStore(self.per_word, self.factors, dim, words=words) if self._path is None
+                          else CovarianceStore.load(self._path))
+        return False

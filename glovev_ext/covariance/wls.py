@@ -1,0 +1,256 @@
+"""The GloVe-V formulas for one word (method.md section 2): H, s2, the optimum and the conditioning rule.
+
+For word i with contexts ``K_i = {j : X_ij > 0}`` and ``V, b, c`` held at their trained values:
+
+- ``H_i = sum_j f(X_ij) v_j v_j^T``  (``b_i`` is fixed, so it is not a parameter);
+- ``s2_i = sum_j f(X_ij) r_ij^2 / (|K_i| - D)`` with the GloVe residual ``r_ij``
+  (:func:`glovev_ext.glove.glove_residuals`): :func:`residual_variance`;
+- ``Sigma_i = s2_i H_i^{-1}``, defined only when ``|K_i| > D``; the conditioning rule
+  (:func:`is_ill_conditioned`): when ``cond(H_i) * eps > 1e-10`` the inverse is the paper's
+  pseudo-inverse (:meth:`Factor.of_hessian <glovev_ext.covariance.factor.Factor.of_hessian>`);
+- ``w_i* = H_i^{-1} sum_j f(X_ij) (log X_ij - b_i - c_j) v_j``, the weighted-least-squares optimum
+  the model assumes ``w_i`` to be, and the Mahalanobis distance of ``w_i`` from it,
+  ``sqrt((w_i - w_i*)^T H_i (w_i - w_i*) / s2_i)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+from scipy.linalg import lapack
+
+from ..glove import glove_residuals, glove_weights, weighted_squared_residuals
+from .factor import UNDEFINED, Factor
+
+INVERSE_ERROR_LIMIT = 1e-10
+_EPS = np.finfo(np.float64).eps
+_SCREEN_MARGIN = 30.0  # an estimated condition number this far below the threshold needs no exact test
+_ROUGH_ITERATIONS = 6  # power iterations before the first, one-sided, shifted Cholesky test
+
+
+def residual_variance(weighted_squares_sum, n_contexts, dim: int, free_bias: bool = False):
+    """``s2 = sum_j f(X_ij) r_ij^2 / (|K| - D)`` (``- 1`` more with a free bias); NaN where no degree of freedom is left.
+
+    Works on numbers and on arrays of words alike.
+    """
+    dof = np.asarray(n_contexts) - dim - (1 if free_bias else 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(dof > 0, np.asarray(weighted_squares_sum, dtype=np.float64) / dof, np.nan)
+
+
+def is_ill_conditioned(hessian: np.ndarray, lower: np.ndarray, start: np.ndarray) -> bool:
+    """The conditioning rule: ``cond_2(H) * eps > INVERSE_ERROR_LIMIT``, decided without an eigendecomposition.
+
+    LAPACK's estimate of the 1-norm condition number (a lower bound, in practice within a factor 3
+    of it, and ``cond_1 >= cond_2``) clears a word far below the threshold. Otherwise the test is
+    exact: ``cond_2(H) > T`` if and only if ``H - (lambda_max / T) I`` is not positive definite, which
+    one Cholesky attempt tells. Every power-iteration estimate of ``lambda_max`` is a lower bound, so
+    a failed attempt with a rough estimate already proves the word ill-conditioned; only the others
+    need ``lambda_max`` to a relative 1e-10.
+
+    Parameters
+    ----------
+    hessian : ndarray, shape (D, D)
+    lower : ndarray, shape (D, D)
+        Its Cholesky factor.
+    start : ndarray, shape (D,)
+        A starting vector for the power iteration.
+    """
+    limit = INVERSE_ERROR_LIMIT / _EPS
+    rcond, info = lapack.dpocon(lower, np.abs(hessian).sum(axis=0).max(), uplo="L")
+    if info == 0 and rcond > 0 and _SCREEN_MARGIN / rcond < limit:
+        return False
+    rough, vector = _largest_eigenvalue(hessian, start, max_iterations=_ROUGH_ITERATIONS)
+    if _shift_breaks_cholesky(hessian, rough / limit):
+        return True
+    largest, _ = _largest_eigenvalue(hessian, vector)
+    return largest > rough and _shift_breaks_cholesky(hessian, largest / limit)
+
+
+@dataclass
+class WordFit:
+    """GloVe-V quantities of one word.
+
+    Attributes
+    ----------
+    n_contexts : int
+    factor : Factor or None
+        The covariance; None when it is undefined (too few contexts).
+    optimum : ndarray, shape (D,)
+        The weighted-least-squares vector.
+    distance : float
+        Mahalanobis distance of the vector used for the residuals from the optimum.
+    bias : float
+        For a row fitted with a free bias, its estimated bias (else the fixed one).
+    """
+
+    n_contexts: int
+    factor: Factor | None
+    optimum: np.ndarray
+    distance: float
+    bias: float = np.nan
+
+    @property
+    def kind(self) -> int:
+        return UNDEFINED if self.factor is None else self.factor.kind
+
+    @property
+    def rank(self) -> int:
+        return 0 if self.factor is None else self.factor.rank
+
+    @property
+    def sigma2(self) -> float:
+        return np.nan if self.factor is None else self.factor.sigma2
+
+
+class WordFitter:
+    """Evaluates the per-word formulas against fixed context parameters.
+
+    Parameters
+    ----------
+    cooccurrence : scipy.sparse.csr_matrix, shape (V, V)
+        Canonical co-occurrence matrix (rows are centre words).
+    context_vectors : ndarray, shape (V, D)
+    context_biases : ndarray, shape (V,)
+    x_max, alpha : float
+        Weighting function.
+    """
+
+    def __init__(self, cooccurrence: sp.csr_matrix, context_vectors: np.ndarray, context_biases: np.ndarray,
+                 x_max: float, alpha: float):
+        self.cooccurrence = cooccurrence
+        self.context_vectors = np.ascontiguousarray(context_vectors, dtype=np.float64)
+        self.context_biases = np.asarray(context_biases, dtype=np.float64)
+        self.x_max = x_max
+        self.alpha = alpha
+        self.dim = self.context_vectors.shape[1]
+
+    def n_contexts(self) -> np.ndarray:
+        """|K_i| for every row."""
+        return np.diff(self.cooccurrence.indptr)
+
+    def fit_word(self, i: int, center_bias: float, center_vector: np.ndarray,
+                 scratch: np.ndarray | None = None) -> WordFit:
+        """The GloVe-V quantities of row ``i`` given its trained bias and centre vector."""
+        start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
+        return self.fit_row(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
+                            center_bias, center_vector, scratch)
+
+    def fit_row(self, cols: np.ndarray, values: np.ndarray, center_bias: float | None,
+                center_vector: np.ndarray | None, scratch: np.ndarray | None = None) -> WordFit:
+        """The GloVe-V quantities of a co-occurrence row given as (columns, positive values).
+
+        With ``center_bias`` None the row's bias is estimated with its vector (a word outside the
+        fit has none): the bias is profiled out of ``H`` and ``|K| - D - 1`` degrees of freedom
+        remain. With ``center_vector`` None the residuals are taken at the optimum ``w*``.
+        ``scratch``, if given, is a float64 buffer of at least ``(|K|, D + 2)`` to reuse.
+        """
+        dim = self.dim
+        n_contexts = cols.size
+        free_bias = center_bias is None
+        if n_contexts - dim - (1 if free_bias else 0) <= 0:
+            return WordFit(n_contexts, None, np.full(dim, np.nan), np.nan, np.nan if free_bias else center_bias)
+        weights = glove_weights(values, self.x_max, self.alpha)
+        root_weights = np.sqrt(weights)
+        target = root_weights * (np.log(values) - self.context_biases[cols] - (0.0 if free_bias else center_bias))
+        if scratch is None or scratch.shape[0] < n_contexts or scratch.shape[1] != dim + 2:
+            scratch = np.empty((n_contexts, dim + 2))
+        # One pass over the weighted contexts [A | s | t] (s = sqrt f, t = s (log X - c - b)) and one
+        # symmetric product give H = A^T A and every cross product the formulas need.
+        augmented = scratch[:n_contexts]
+        _gather_weighted_rows(self.context_vectors, cols, root_weights, target, augmented)
+        gram = augmented.T @ augmented
+        hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
+        if free_bias:
+            # Profiling the intercept out: H and A^T t become Schur complements.
+            weight_sum, design_sum, target_sum = gram[dim, dim], gram[:dim, dim], gram[dim, dim + 1]
+            hessian = hessian - np.outer(design_sum, design_sum) / weight_sum
+            rhs = rhs - design_sum * (target_sum / weight_sum)
+        else:
+            hessian = hessian.copy()
+
+        lower, info = lapack.dpotrf(hessian, lower=1, clean=1)
+        ill = info != 0 or is_ill_conditioned(hessian, lower, gram[:dim, dim])
+        shape = Factor.of_hessian(hessian, lower, pseudo_inverse=ill)
+        optimum = shape.solve(rhs)
+        vector = optimum if center_vector is None else center_vector
+        bias = (target_sum - design_sum @ vector) / weight_sum if free_bias else center_bias
+        residuals = glove_residuals(vector, self.context_vectors[cols], bias, self.context_biases[cols], values)
+        sigma2 = float(residual_variance(weights @ residuals**2, n_contexts, dim, free_bias))
+        delta = vector - optimum
+        return WordFit(n_contexts, shape.with_sigma2(sigma2), optimum,
+                       _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias))
+
+
+def residual_variances(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray) -> np.ndarray:
+    """``s2_i`` of every word at the trained parameters, vectorised over the nonzeros (NaN if |K_i| <= D)."""
+    matrix = fitter.cooccurrence
+    rows = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
+    squares = weighted_squared_residuals(matrix, center_vectors, fitter.context_vectors, center_biases,
+                                         fitter.context_biases, fitter.x_max, fitter.alpha)
+    sums = np.bincount(rows, weights=squares, minlength=matrix.shape[0])
+    return residual_variance(sums, fitter.n_contexts(), fitter.dim)
+
+
+def fit_free_rows(fitter: WordFitter) -> list[WordFit]:
+    """Every row of ``fitter``'s matrix fitted as a new word: bias free, residuals at the optimum."""
+    matrix = fitter.cooccurrence
+    return [fitter.fit_row(matrix.indices[a:b], matrix.data[a:b], None, None)
+            for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
+
+
+def free_row_vectors(fitter: WordFitter) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted-least-squares vectors (bias free) and context counts of every row of ``fitter``'s matrix."""
+    fits = fit_free_rows(fitter)
+    return (np.array([fit.optimum for fit in fits]).reshape(len(fits), fitter.dim),
+            np.array([fit.n_contexts for fit in fits], dtype=np.int64))
+
+
+@njit(nogil=True, cache=True)
+def _gather_weighted_rows(context_vectors, cols, root_weights, target, out):
+    """``out[k] = [s_k v_{cols[k]}, s_k, t_k]``: the weighted design, weights and target side by side."""
+    dim = context_vectors.shape[1]
+    for k in range(cols.size):
+        scale = root_weights[k]
+        row = context_vectors[cols[k]]
+        for d in range(dim):
+            out[k, d] = scale * row[d]
+        out[k, dim] = scale
+        out[k, dim + 1] = target[k]
+
+
+def _shift_breaks_cholesky(hessian: np.ndarray, shift: float) -> bool:
+    """Whether ``H - shift I`` is not positive definite."""
+    return lapack.dpotrf(hessian - np.diag(np.full(hessian.shape[0], shift)), lower=1, clean=0)[1] != 0
+
+
+def _largest_eigenvalue(hessian: np.ndarray, start: np.ndarray, tolerance: float = 1e-10,
+                        max_iterations: int = 500) -> tuple[float, np.ndarray]:
+    """A lower bound of the largest eigenvalue of a symmetric positive semi-definite matrix by power
+    iteration (converged to ``tolerance`` unless ``max_iterations`` stop it first), and the last
+    iterate, from which a later call can go on."""
+    vector = start if np.any(start) else np.ones(hessian.shape[0])
+    vector = vector / np.linalg.norm(vector)
+    value = 0.0
+    for _ in range(max_iterations):
+        image = hessian @ vector
+        new_value = float(vector @ image)
+        norm = float(np.linalg.norm(image))
+        if norm == 0.0:
+            return 0.0, vector
+        vector = image / norm
+        if new_value - value <= tolerance * new_value:
+            return max(new_value, norm), vector
+        value = new_value
+    # The Rayleigh quotient and ||H v|| of a unit v are both at most lambda_max.
+    return max(value, norm), vector
+
+
+def _mahalanobis(squared_spread: float, sigma2: float) -> float:
+    """``sqrt(spread / s2)``, with 0 / 0 = 0 (an exact fit) and x / 0 = inf."""
+    if sigma2 > 0:
+        return float(np.sqrt(squared_spread / sigma2))
+    return 0.0 if squared_spread == 0 else float("inf")

@@ -1,0 +1,131 @@
+"""The main job, once: a corpus -> co-occurrences -> GloVe -> GloVe-V, with one metadata schema.
+
+The command line (``glovev fit``), the tutorials and the benchmarks all fit through
+:func:`fit_corpus`, and every saved model's ``metadata.json`` follows :func:`fit_metadata`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._version import __version__
+from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
+from .covariance import GloVeVEstimator
+from .keyed_vectors import KeyedVectorsWithVariance
+
+METADATA_VERSION = 1
+
+
+@dataclass
+class FittedCorpus:
+    """Everything :func:`fit_corpus` made.
+
+    Attributes
+    ----------
+    keyed_vectors : KeyedVectorsWithVariance
+        The embedding with covariances and word counts (what :func:`~glovev_ext.save_model` saves).
+    estimator : GloVeVEstimator
+    vectorizer : CooccurrenceVectorizer
+    cooccurrence : CooccurrenceMatrix
+    seconds : dict
+        Wall time of each stage: ``count``, ``train`` and ``covariances``.
+    metadata : dict
+        :func:`fit_metadata` of the fit.
+    """
+
+    keyed_vectors: KeyedVectorsWithVariance
+    estimator: GloVeVEstimator
+    vectorizer: CooccurrenceVectorizer
+    cooccurrence: CooccurrenceMatrix
+    seconds: dict
+    metadata: dict
+
+
+def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, window: int = 8, min_count: int = 5,
+               max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
+               learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
+               covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
+               progress: bool = True, source: str | None = None) -> FittedCorpus:
+    """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
+
+    Parameters
+    ----------
+    corpus : iterable of documents
+        A :class:`~glovev_ext.LineCorpus`, a list of strings or of token lists, any gensim corpus.
+    n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype
+        As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
+    window, min_count, max_vocab_size, lowercase
+        As for :class:`~glovev_ext.CooccurrenceVectorizer`.
+    progress : bool, default=True
+        Show progress bars.
+    source : str, optional
+        What the corpus is, for the metadata (the file of a ``LineCorpus`` by default).
+
+    Returns
+    -------
+    FittedCorpus
+    """
+    vectorizer = CooccurrenceVectorizer(window=window, min_count=min_count, max_vocab_size=max_vocab_size,
+                                        lowercase=lowercase, n_jobs=n_jobs, progress=progress)
+    estimator = GloVeVEstimator(n_components, epochs=epochs, x_max=x_max, alpha=alpha, learning_rate=learning_rate,
+                                random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
+                                covariance_dtype=covariance_dtype, progress=progress)
+    started = time.perf_counter()
+    cooccurrence = vectorizer.fit_transform(corpus)
+    seconds = {"count": time.perf_counter() - started}
+    estimator.fit(cooccurrence)
+    seconds.update(estimator.fit_seconds_)
+    kv = KeyedVectorsWithVariance.from_estimator(estimator, counts=vectorizer.word_counts_)
+    if source is None:
+        source = str(corpus.source) if isinstance(corpus, LineCorpus) else type(corpus).__name__
+    metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds)
+    return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata)
+
+
+def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,
+                 seconds: dict) -> dict:
+    """The metadata a saved model carries: what was fitted, how, and what came out.
+
+    Parameters
+    ----------
+    source : str
+        The corpus (or the folder of Stanford C-tool output the parameters came from).
+    estimator : GloVeVEstimator
+        Fitted.
+    vectorizer : CooccurrenceVectorizer or None
+        Fitted; None when the co-occurrences were read from files.
+    seconds : dict
+        Wall time per stage.
+
+    Returns
+    -------
+    dict
+        ``metadata_version``, ``glovev_ext_version``, ``source``, ``counting`` (window, min_count,
+        max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
+        learning_rate, x_max, alpha, random_state; epochs is None for pretrained parameters),
+        ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
+        n_pseudo_inverse) and ``seconds``.
+    """
+    counting = None
+    if vectorizer is not None:
+        counting = {name: getattr(vectorizer, name) for name in ("window", "min_count", "max_vocab_size", "lowercase")}
+    pretrained = estimator.pretrained is not None
+    random_state = estimator.random_state if isinstance(estimator.random_state, int) else repr(estimator.random_state)
+    return {
+        "metadata_version": METADATA_VERSION,
+        "glovev_ext_version": __version__,
+        "source": source,
+        "counting": counting,
+        "glove": {"n_components": int(estimator.embedding_.shape[1]), "epochs": None if pretrained else estimator.epochs,
+                  "learning_rate": None if pretrained else estimator.learning_rate, "x_max": estimator.x_max,
+                  "alpha": estimator.alpha, "random_state": None if pretrained else random_state},
+        "counts": {"n_documents": getattr(vectorizer, "n_documents_", None),
+                   "n_tokens": getattr(vectorizer, "n_tokens_", None),
+                   "n_words": int(estimator.n_features_in_), "n_nonzeros": int(estimator.n_contexts_.sum()),
+                   "n_with_covariance": int(estimator.covariance_defined_.sum()),
+                   "n_pseudo_inverse": int(estimator.pseudo_inverse_.sum())},
+        "seconds": {name: round(float(value), 3) for name, value in seconds.items()},
+    }

@@ -1,0 +1,67 @@
+"""Stage 4, covariances -> statistics -> results.
+
+- :mod:`.statistic`: :class:`Statistic` (functions of a few words' vectors, with gradients);
+  :mod:`.cosine`: the cosine and unit-normalisation formulas and all their derivatives;
+- :mod:`.words`: the one policy for words that are missing or lack a covariance (``missing=``);
+- the engines, which work on resolved words (vectors and covariance factors) and never on the
+  container: :mod:`.delta` and :mod:`.monte_carlo`; :mod:`.estimation` runs either on a Statistic;
+- the paper's statistics: :mod:`.similarity` (cosines, differences, neighbours), :mod:`.weat`,
+  :mod:`.permutation` (the classic WEAT test), :mod:`.bias` (Garg et al.), :mod:`.evaluation`;
+- :mod:`.results`: statsmodels-style results, all rendered through one path.
+"""
+
+from .bias import compare_biases, cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic
+from .cosine import (cosine_pair_gradients, cosine_product_gradient, cosine_statistic, cosines,
+                     through_normalisation, unit_vector_jacobian)
+from .delta import delta_covariance
+from .estimation import estimate, wald_test
+from .evaluation import evaluate_analogies, evaluate_word_pairs, read_analogies, read_word_pairs
+from .monte_carlo import draw_values
+from .permutation import weat_permutation_test
+from .results import InferenceResult, NeighborsResult, ResultFamily
+from .similarity import nearest_neighbors, similarities, similarity, similarity_difference
+from .statistic import Statistic, numerical_jacobian, stack
+from .weat import weat, weat_statistic
+from .words import (DEFAULT_MISSING, MISSING_CHOICES, EmbeddingWithCovariance, ResolvedWords, resolve, usable,
+                    vectors_of)
+
+__all__ = [
+    "DEFAULT_MISSING",
+    "EmbeddingWithCovariance",
+    "InferenceResult",
+    "MISSING_CHOICES",
+    "NeighborsResult",
+    "ResolvedWords",
+    "ResultFamily",
+    "Statistic",
+    "compare_biases",
+    "cosine_bias",
+    "cosine_bias_by_frequency",
+    "cosine_bias_statistic",
+    "cosine_pair_gradients",
+    "cosine_product_gradient",
+    "cosine_statistic",
+    "cosines",
+    "delta_covariance",
+    "draw_values",
+    "estimate",
+    "evaluate_analogies",
+    "evaluate_word_pairs",
+    "nearest_neighbors",
+    "numerical_jacobian",
+    "read_analogies",
+    "read_word_pairs",
+    "resolve",
+    "similarities",
+    "similarity",
+    "similarity_difference",
+    "stack",
+    "through_normalisation",
+    "unit_vector_jacobian",
+    "usable",
+    "vectors_of",
+    "wald_test",
+    "weat",
+    "weat_permutation_test",
+    "weat_statistic",
+]

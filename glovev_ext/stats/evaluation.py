@@ -1,0 +1,147 @@
+"""Model evaluation with uncertainty: word-similarity benchmarks and analogies, by Monte Carlo.
+
+Both metrics are non-smooth (ranks, argmax), so each draw of the embedding recomputes them; the
+estimate stays the metric at the trained vectors, the draws give its standard error and interval.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from scipy.stats import rankdata, spearmanr
+
+from .._deprecation import RNG, renamed_keywords
+from .cosine import cosines
+from .monte_carlo import draw_values
+from .results import MONTE_CARLO, InferenceResult
+from .words import DEFAULT_MISSING, EmbeddingWithCovariance, resolve, usable, usable_groups
+
+
+def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: bool = True) -> list[tuple]:
+    """``(word1, word2, score)`` rows of a similarity benchmark file (gensim's format; ``#`` lines skipped)."""
+    rows = []
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.rstrip("\n").split(delimiter)
+            if len(parts) < 3:
+                raise ValueError(f"{path}:{number}: expected word1{delimiter!r}word2{delimiter!r}score")
+            first, second = (parts[0].lower(), parts[1].lower()) if lowercase else (parts[0], parts[1])
+            try:
+                rows.append((first, second, float(parts[2])))
+            except ValueError:
+                raise ValueError(f"{path}:{number}: score {parts[2]!r} is not a number") from None
+    return rows
+
+
+@renamed_keywords(rng=RNG)
+def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | Iterable[tuple], *,
+                        n_draws: int = 1000, random_state=None, missing: str = DEFAULT_MISSING) -> InferenceResult:
+    """Spearman correlation of cosine similarities with human ratings, with a Monte Carlo interval.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    pairs : path or iterable of (word1, word2, score)
+        A benchmark file (e.g. ``gensim.test.utils.datapath('wordsim353.tsv')``) or its rows.
+    n_draws : int
+    random_state : None, int or numpy Generator
+    missing : {"raise", "drop"}
+        Pairs with a word out of the vocabulary or without covariance are refused, or dropped
+        (and named in the result). A benchmark usually holds words a corpus lacks: pass ``"drop"``.
+
+    Returns
+    -------
+    InferenceResult
+        Against the random-embedding baseline of 0 correlation.
+    """
+    rows = read_word_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else list(pairs)
+    kept, dropped = usable_groups(kv, rows, missing, words=lambda row: row[:2])
+    if len(kept) < 3:
+        raise ValueError(f"only {len(kept)} usable pairs")
+    keys = tuple(dict.fromkeys(word for first, second, _ in kept for word in (first, second)))
+    position = {key: i for i, key in enumerate(keys)}
+    left = np.array([position[a] for a, _, _ in kept])
+    right = np.array([position[b] for _, b, _ in kept])
+    human = [score for _, _, score in kept]
+    human_ranks = rankdata(human)
+
+    def spearman(vectors):
+        model_ranks = rankdata(cosines(vectors, left, right), axis=-1)
+        centred_model = model_ranks - model_ranks.mean(axis=-1, keepdims=True)
+        centred_human = human_ranks - human_ranks.mean()
+        return (centred_model @ centred_human) / (np.linalg.norm(centred_model, axis=-1)
+                                                  * np.linalg.norm(centred_human))
+
+    words = resolve(kv, keys)
+    estimate = float(spearmanr(cosines(words.vectors, left, right), human)[0])
+    draws = draw_values(words, spearman, n_draws, random_state)
+    return InferenceResult.wald("Spearman correlation with human ratings", estimate, float(draws.std(ddof=1)),
+                                method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws)
+
+
+def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tuple]:
+    """``(a, b, c, d)`` questions of an analogy file (``:`` section lines skipped), "a is to b as c is to d"."""
+    questions = []
+    with open(path, encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip() or line.startswith(":"):
+                continue
+            words = line.lower().split() if lowercase else line.split()
+            if len(words) != 4:
+                raise ValueError(f"{path}:{number}: expected 4 words, got {len(words)}")
+            questions.append(tuple(words))
+    return questions
+
+
+@renamed_keywords(rng=RNG)
+def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike | Iterable[Sequence], *,
+                       candidates: Sequence | None = None, restrict_vocab: int = 10_000, n_draws: int = 200,
+                       random_state=None, missing: str = DEFAULT_MISSING) -> InferenceResult:
+    """3CosAdd analogy accuracy with a Monte Carlo interval, tested against random guessing.
+
+    The answer to "a is to b as c is to ?" is the candidate closest in cosine to
+    ``unit(b) - unit(a) + unit(c)``, excluding a, b and c (gensim's ``most_similar``). Candidates are
+    the first ``restrict_vocab`` words with a covariance (or the usable ``candidates``). Questions
+    with a word out of the vocabulary or without covariance follow ``missing``; questions whose
+    words are usable but not candidates are left out, as gensim's ``restrict_vocab`` does. Both are
+    named in ``dropped``. The null value is the accuracy of guessing at random among the
+    candidates, ``1 / (n_candidates - 3)``, with the alternative "larger".
+
+    Returns
+    -------
+    InferenceResult
+    """
+    rows = read_analogies(questions) if isinstance(questions, (str, os.PathLike)) else [tuple(q) for q in questions]
+    rows, dropped = usable_groups(kv, rows, missing, noun="question")
+    if candidates is None:
+        candidates = [key for key in kv.index_to_key[:restrict_vocab] if kv.unusable_reason(key) is None]
+    else:
+        candidates = usable(kv, candidates, "drop")[0]
+    position = {key: i for i, key in enumerate(candidates)}
+    kept = [q for q in rows if all(word in position for word in q)]
+    dropped += [f"{'-'.join(q)} [not all among the candidates]" for q in rows if not all(w in position for w in q)]
+    if not kept:
+        raise ValueError("no analogy question has all four words among the candidates")
+    index = np.array([[position[word] for word in q] for q in kept])
+
+    def accuracy(vectors):
+        unit = vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+        scores = []
+        for draw in unit.reshape(-1, *unit.shape[-2:]):
+            query = draw[index[:, 1]] - draw[index[:, 0]] + draw[index[:, 2]]
+            similarity = query @ draw.T
+            np.put_along_axis(similarity, index[:, :3], -np.inf, axis=1)
+            scores.append(np.mean(similarity.argmax(axis=1) == index[:, 3]))
+        return np.array(scores).reshape(unit.shape[:-2])
+
+    words = resolve(kv, candidates)
+    estimate = float(accuracy(words.vectors))
+    draws = draw_values(words, accuracy, n_draws, random_state)
+    baseline = 1.0 / (len(candidates) - 3)
+    return InferenceResult.wald(f"analogy accuracy ({len(kept)} questions, {len(candidates)} candidates)", estimate,
+                                float(draws.std(ddof=1)), null_value=baseline, alternative="larger",
+                                method=MONTE_CARLO, words=tuple(candidates), dropped=dropped, draws=draws)

@@ -1,0 +1,86 @@
+"""The classic WEAT permutation test: uncertainty over which target words make up X and Y, not over the embedding."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._deprecation import RNG, renamed_keywords
+from .results import PERMUTATION, WORD_LISTS, InferenceResult, check_alternative
+from .weat import positions, target_associations
+from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists, vectors_of
+
+
+@renamed_keywords(rng=RNG)
+def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *,
+                          alternative: str = "larger", n_permutations: int | None = None, max_exact: int = 100_000,
+                          missing: str = DEFAULT_MISSING, random_state=None) -> InferenceResult:
+    """The classic WEAT permutation test over equal-size re-partitions of X u Y.
+
+    Exact (every partition, the observed one included, ``p = #{S_i >= S} / N``) when there are
+    at most ``max_exact`` partitions and ``n_permutations`` is None; otherwise ``n_permutations``
+    distinct partitions other than the observed one are sampled without replacement and
+    ``p = (1 + #{S_i >= S}) / (1 + n)``. Two-sided p-values double the smaller tail (at most 1).
+    The uncertainty is over word-list assignment, not over the embedding.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    X, Y, A, B : sequence of str
+    alternative : {"larger", "smaller", "two-sided"}
+    n_permutations : int, optional
+    max_exact : int
+    missing : {"raise", "drop"}
+    random_state : None, int or numpy Generator
+        Seeds the sampled partitions.
+
+    Returns
+    -------
+    InferenceResult
+        ``statistic`` is S, ``draws`` the permutation distribution.
+    """
+    check_alternative(alternative)
+    (X, Y, A, B), dropped = usable_lists(kv, (X, Y, A, B), missing)
+    keys = tuple(dict.fromkeys([*X, *Y, *A, *B]))
+    vectors = vectors_of(kv, keys)
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    s = target_associations(unit, positions(keys, [*X, *Y]), positions(keys, A), positions(keys, B))
+    n, n_x = s.size, len(X)
+    total = s.sum()
+    observed = 2 * s[:n_x].sum() - total
+    n_partitions = math.comb(n, n_x)
+    if n_permutations is None and n_partitions <= max_exact:
+        sums = np.array([s[list(chosen)].sum() for chosen in itertools.combinations(range(n), n_x)])
+        distribution = 2 * sums - total
+        counted, denominator = 0, distribution.size
+    else:
+        wanted = n_permutations or 10_000
+        if wanted > n_partitions - 1:
+            raise ValueError(f"only {n_partitions - 1} other partitions exist; ask for fewer permutations")
+        distribution = 2 * _distinct_partition_sums(s, n_x, wanted, np.random.default_rng(random_state)) - total
+        counted, denominator = 1, distribution.size + 1
+    tolerance = 1e-12 * max(1.0, np.abs(distribution).max())
+    p_larger = (counted + np.sum(distribution >= observed - tolerance)) / denominator
+    p_smaller = (counted + np.sum(distribution <= observed + tolerance)) / denominator
+    pvalue = {"larger": p_larger, "smaller": p_smaller,
+              "two-sided": min(1.0, 2 * min(p_larger, p_smaller))}[alternative]
+    return InferenceResult(name="WEAT test statistic (permutation)", estimate=float(observed),
+                           std_error=float(distribution.std(ddof=1)), null_value=float(distribution.mean()),
+                           alternative=alternative, statistic=float(observed), pvalue=float(pvalue),
+                           method=PERMUTATION, uncertainty=WORD_LISTS, words=keys, dropped=tuple(dropped),
+                           draws=distribution)
+
+
+def _distinct_partition_sums(s: np.ndarray, n_x: int, wanted: int, generator: np.random.Generator) -> np.ndarray:
+    """Sums of s over ``wanted`` distinct random n_x-subsets, the observed first n_x excluded."""
+    seen = {tuple(range(n_x))}
+    sums = []
+    while len(sums) < wanted:
+        chosen = tuple(sorted(generator.choice(s.size, n_x, replace=False).tolist()))
+        if chosen not in seen:
+            seen.add(chosen)
+            sums.append(s[list(chosen)].sum())
+    return np.array(sums)

@@ -1,0 +1,159 @@
+"""Similarity statistics: cosine tests, contrasts of similarities, nearest neighbours with ranks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from .._deprecation import RNG, renamed_keywords
+from ..covariance import UndefinedCovarianceError
+from .cosine import cosine_statistic, cosines
+from .estimation import estimate, wald_test
+from .monte_carlo import draw_values
+from .results import InferenceResult, NeighborsResult, ResultFamily
+from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, usable, usable_groups,
+                    vectors_of)
+
+
+@renamed_keywords(rng=RNG)
+def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float = 0.0, alternative: str = "two-sided",
+               method: str = "delta", missing: str = DEFAULT_MISSING, n_draws: int = 2000,
+               random_state=None) -> InferenceResult:
+    """Cosine similarity of two words' centre vectors, with its standard error and Wald test.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    word1, word2 : str
+    null_value : float, default=0
+    alternative : {"two-sided", "larger", "smaller"}
+    method : {"delta", "monte carlo"}
+    missing : {"raise", "drop"}
+        The policy for unusable words; a cosine needs both words, so either way an unusable word
+        is an error that names it.
+    n_draws : int
+        Draws for Monte Carlo.
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    InferenceResult
+    """
+    _refuse_any_unusable(kv, [word1, word2], missing, f"cos({word1}, {word2})")
+    return wald_test(kv, cosine_statistic([(word1, word2)], name=f"cos({word1}, {word2})"), null_value=null_value,
+                     alternative=alternative, method=method, n_draws=n_draws, random_state=random_state)
+
+
+@renamed_keywords(rng=RNG)
+def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = "delta",
+                 missing: str = DEFAULT_MISSING, alternative: str = "two-sided", n_draws: int = 2000,
+                 random_state=None) -> ResultFamily:
+    """Cosine similarities of several word pairs with their joint covariance.
+
+    Pairs sharing a word are correlated; compare them with ``.difference(i, j)`` or any
+    ``.contrast(weights)``, never by adding their variances. With ``missing="drop"`` a pair with
+    an unusable word is left out and named in ``dropped``.
+
+    Returns
+    -------
+    ResultFamily
+    """
+    kept, dropped = usable_groups(kv, pairs, missing)
+    if not kept:
+        raise ValueError(f"no pair is usable; dropped: {', '.join(dropped)}")
+    return estimate(kv, cosine_statistic(kept, name="cosine similarities"), method=method, alternative=alternative,
+                    n_draws=n_draws, random_state=random_state, dropped=dropped)
+
+
+@renamed_keywords(rng=RNG)
+def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tuple, *, alternative: str = "two-sided",
+                          method: str = "delta", missing: str = DEFAULT_MISSING, n_draws: int = 2000,
+                          random_state=None) -> InferenceResult:
+    """Test ``cos(pair1) - cos(pair2) == 0`` with the joint covariance (e.g. doctor-surgeon vs doctor-dentist)."""
+    _refuse_any_unusable(kv, [*pair1, *pair2], missing, "a difference of two similarities")
+    family = similarities(kv, [pair1, pair2], method=method, n_draws=n_draws, random_state=random_state)
+    return family.difference(0, 1, alternative=alternative)
+
+
+@renamed_keywords(rng=RNG)
+def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | None = None, topn: int = 10, *,
+                      method: str = "delta", missing: str = DEFAULT_MISSING, n_draws: int = 2000,
+                      random_state=None) -> NeighborsResult:
+    """The nearest neighbours of ``word`` among ``candidates`` (or the whole vocabulary), with uncertainty.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    word : str
+    candidates : sequence, optional
+        Words to rank; by default the ``topn`` most similar words of the vocabulary that have a
+        covariance.
+    topn : int
+        Neighbours kept when ``candidates`` is None.
+    method : {"delta", "monte carlo"}
+        For the similarities and adjacent tests; rank distributions are always Monte Carlo.
+    missing : {"raise", "drop"}
+        The policy for unusable candidates (``word`` itself must be usable).
+    n_draws : int
+    random_state : None, int or numpy Generator
+        Seeds the rank draws (and Monte Carlo similarities); one generator serves both.
+
+    Returns
+    -------
+    NeighborsResult
+    """
+    _refuse_any_unusable(kv, [word], missing, f"the neighbours of {word!r}")
+    generator = np.random.default_rng(random_state)
+    dropped = []
+    if candidates is None:
+        candidates = _most_similar_usable(kv, word, topn)
+    else:
+        candidates, dropped = usable(kv, [c for c in candidates if c != word], missing)
+    if len(candidates) < 2:
+        raise ValueError(f"need at least two usable candidates, got {len(candidates)}")
+    base = vectors_of(kv, [word, *candidates])
+    order = np.argsort(-cosines(base, np.zeros(len(candidates), np.int64), np.arange(1, len(candidates) + 1)))
+    candidates = [candidates[i] for i in order]
+    family = estimate(kv, cosine_statistic([(word, c) for c in candidates], name=f"neighbours of {word}"),
+                      method=method, n_draws=n_draws, random_state=generator, dropped=dropped)
+    m = len(candidates)
+    steps = np.zeros((m - 1, m))
+    steps[np.arange(m - 1), np.arange(m - 1)] = 1.0
+    steps[np.arange(m - 1), np.arange(1, m)] = -1.0
+    adjacent = ResultFamily(name=f"gaps between adjacent neighbours of {word}",
+                            names=tuple(f"rank {r} - rank {r + 1}" for r in range(1, m)),
+                            estimates=steps @ family.estimates, covariance=steps @ family.covariance @ steps.T,
+                            alternative="larger", method=family.method, words=family.words, dropped=tuple(dropped),
+                            draws=None if family.draws is None else family.draws @ steps.T)
+    left, right = np.zeros(m, np.int64), np.arange(1, m + 1)
+    ranks = draw_values(resolve(kv, [word, *candidates]),
+                        lambda drawn: np.argsort(np.argsort(-cosines(drawn, left, right), axis=1), axis=1),
+                        n_draws, random_state=generator)
+    probabilities = np.stack([(ranks == r).mean(axis=0) for r in range(m)], axis=1)
+    rank_probabilities = pd.DataFrame(probabilities, index=candidates, columns=list(range(1, m + 1)))
+    return NeighborsResult(word=word, similarities=family, adjacent=adjacent, rank_probabilities=rank_probabilities,
+                           n_draws=n_draws)
+
+
+def _most_similar_usable(kv, word, topn: int) -> list:
+    """The ``topn`` words most similar to ``word`` by cosine that have a covariance."""
+    order = np.argsort(-kv.cosine_similarities(kv.get_vector(word), kv.vectors))
+    found = []
+    for index in order:
+        key = kv.index_to_key[index]
+        if key != word and kv.unusable_reason(key) is None:
+            found.append(key)
+            if len(found) == topn:
+                break
+    return found
+
+
+def _refuse_any_unusable(kv: EmbeddingWithCovariance, words: Sequence, missing: str, statistic: str) -> None:
+    """Words a statistic cannot do without: under either policy an unusable one is an error naming it."""
+    check_missing(missing)
+    _, lost = usable(kv, words, "drop")
+    if lost:
+        raise UndefinedCovarianceError(f"{statistic} needs {', '.join(map(repr, dict.fromkeys(words)))}, and "
+                                       f"{', '.join(lost)}")

@@ -1,0 +1,224 @@
+"""The glovev command line: every subcommand against the library API, and every error path."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from gensim.test.utils import datapath
+from scipy.stats import spearmanr
+
+import glovev_ext
+from glovev_ext.cli import main
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+FIT = ["--n-components", "8", "--epochs", "3", "--quiet", "--n-jobs", "1"]
+
+
+@pytest.fixture(scope="module")
+def corpus_file(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_text("\n".join(glovev_ext.load_default_corpus(max_documents=4000)) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_dir(corpus_file, tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("model") / "model"
+    assert main(["fit", str(corpus_file), "--output", str(directory), *FIT]) == 0
+    return directory
+
+
+@pytest.fixture(scope="module")
+def kv(model_dir):
+    return glovev_ext.load_model(model_dir)[0]
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    status = main(list(map(str, args)))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir, kv, capsys, tmp_path):
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "again", *FIT)
+    assert status == 0
+    vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
+    X = vectorizer.fit_transform(glovev_ext.LineCorpus(corpus_file))
+    model = glovev_ext.GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, progress=False).fit(X)
+    assert f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents" in out
+    assert f"cost {model.training_costs_[0]:.4f} -> {model.training_costs_[-1]:.4f}" in out
+    assert (f"covariances for {int(model.covariance_defined_.sum()):,} of {X.shape[0]:,} words "
+            f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch") in out
+    np.testing.assert_array_equal(kv.vectors, model.embedding_)
+    word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
+    np.testing.assert_array_equal(kv.covariance(word), model.covariance_[word])
+    assert kv.get_vecattr(word, "count") == vectorizer.word_counts_[list(X.words).index(word)]
+    # the frequency bands, from the dense covariances
+    keys = [k for k in kv.index_to_key if kv.has_covariance(k)]
+    rms_errors = np.array([np.sqrt(np.diag(kv.covariance(k)).mean()) for k in keys])
+    counts = np.array([kv.get_vecattr(k, "count") for k in keys])
+    for band in np.array_split(np.argsort(-counts, kind="stable"), 4):
+        assert (f"  words seen {counts[band].min():,}-{counts[band].max():,} times: "
+                f"{np.median(rms_errors[band]):.4f}") in out
+    # WordSim-353 from the raw file and scipy
+    pairs = [line.split("\t") for line in Path(datapath("wordsim353.tsv")).read_text().splitlines()
+             if line and not line.startswith("#")]
+    usable = [(a.lower(), b.lower(), float(score)) for a, b, score in pairs
+              if a.lower() in kv.key_to_index and b.lower() in kv.key_to_index]
+    unit = kv.vectors / np.linalg.norm(kv.vectors, axis=1, keepdims=True)
+    cosines = [unit[kv.key_to_index[a]] @ unit[kv.key_to_index[b]] for a, b, _ in usable]
+    rho = spearmanr(cosines, [score for *_, score in usable])[0]
+    assert (f"Spearman rho = {rho:.3f} (p = " in out
+            and f"{100 * len(usable) / len(pairs):.0f}% of pairs in vocabulary" in out)
+    saved = glovev_ext.load_model(tmp_path / "again")[1]
+    assert saved["source"] == str(corpus_file) and saved["glove"]["n_components"] == 8
+    assert saved["glovev_ext_version"] == glovev_ext.__version__ and saved["counting"]["window"] == 8
+    assert saved["counts"]["n_tokens"] == vectorizer.n_tokens_ and saved["glove"]["random_state"] == 0
+
+
+def test_fit_without_corpus_says_it_uses_the_embedded_corpus(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(glovev_ext.cli, "load_default_corpus", lambda: glovev_ext.load_default_corpus(600))
+    status, out, _ = run(capsys, "fit", "--output", tmp_path / "m", "--n-components", "5", "--epochs", "1",
+                         "--quiet", "--min-count", "3")
+    assert status == 0 and "the embedded default corpus" in out and "no corpus given" in out
+
+
+def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
+    from glovev_ext.adapters import write_cooccurrence, write_vectors_bin, write_vectors_text, write_vocab
+    X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
+        glovev_ext.load_default_corpus(max_documents=500))
+    model = glovev_ext.GloVeVEstimator(4, epochs=2, random_state=0, n_jobs=1, progress=False).fit(X)
+    folder = tmp_path / "glove"
+    folder.mkdir()
+    write_vocab(folder / "vocab.txt", X.words, np.arange(len(X.words), 0, -1))
+    write_cooccurrence(folder / "cooccurrence.bin", X)
+    write_vectors_bin(folder / "vectors.bin", glovev_ext.GloVeParameters(
+        model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
+    status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--output", tmp_path / "from_glove", "--quiet")
+    assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
+    loaded = glovev_ext.load_model(tmp_path / "from_glove")[0]
+    word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
+    np.testing.assert_array_equal(loaded.covariance(word), model.covariance_[word])
+    # the text output of -model 0 instead: its D comes from --dim
+    (folder / "vectors.bin").unlink()
+    write_vectors_text(folder / "vectors.txt", X.words, glovev_ext.GloVeParameters(
+        model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
+    status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--n-components", "4", "--output",
+                         tmp_path / "from_text", "--quiet")
+    assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
+    from_text = glovev_ext.load_model(tmp_path / "from_text")[0]
+    np.testing.assert_allclose(from_text.covariance(word), model.covariance_[word], rtol=1e-6)
+
+
+def table(out: str) -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(out), index_col=0)
+
+
+def test_similarity_and_difference(model_dir, kv, capsys):
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--format", "csv")
+    expected = kv.similarity_test("man", "woman")
+    row = table(out).iloc[0]
+    assert status == 0 and row["coef"] == pytest.approx(expected.estimate) and row["P>|z|"] == pytest.approx(
+        expected.pvalue)
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--versus", "man", "boy", "--format", "json")
+    difference = kv.similarity_difference_test(("man", "woman"), ("man", "boy"))
+    values = next(iter(json.loads(out).values()))
+    assert values["std err"] == pytest.approx(difference.std_error)
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman")
+    assert "delta method" in out and "Conf. Int. Low" in out
+
+
+def test_neighbors(model_dir, kv, capsys, tmp_path):
+    status, out, _ = run(capsys, "neighbors", model_dir, "man", "--topn", "4", "--draws", "300", "--format", "csv",
+                         "--plot", tmp_path / "n.png")
+    frame = pd.read_csv(io.StringIO(out.split("figure written")[0]), index_col=0)
+    expected = kv.nearest_neighbors_test("man", topn=4, n_draws=300, random_state=0)
+    assert status == 0 and list(frame.index) == expected.neighbors
+    np.testing.assert_allclose(frame["coef"], expected.similarities.estimates)
+    np.testing.assert_allclose(frame["P(this rank)"], np.diag(expected.rank_probabilities.to_numpy()))
+    assert (tmp_path / "n.png").stat().st_size > 1000
+
+
+def test_weat_with_list_files_and_inline_lists(model_dir, kv, capsys, tmp_path):
+    (tmp_path / "x.txt").write_text("# male\nhe\nman\nhis\n")
+    status, out, _ = run(capsys, "weat", model_dir, "--x", tmp_path / "x.txt", "--y", "she,woman,her",
+                         "--a", "said,told", "--b", "thought,knew", "--format", "csv")
+    frame = table(out)
+    family = kv.weat_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"], ["thought", "knew"])
+    permutation = kv.weat_permutation_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"],
+                                           ["thought", "knew"])
+    assert status == 0
+    np.testing.assert_allclose(frame["coef"], family.estimates)
+    np.testing.assert_allclose(frame["std err"], family.std_errors)
+    assert frame["permutation p"].iloc[0] == pytest.approx(permutation.pvalue)
+
+
+def test_bias_and_evaluate(model_dir, kv, capsys):
+    status, out, _ = run(capsys, "bias", model_dir, "--group-a", "he,man", "--group-b", "she,woman", "--attributes",
+                         "strong,good,kind", "--format", "csv")
+    expected = kv.cosine_bias_test(["he", "man"], ["she", "woman"], ["strong", "good", "kind"])
+    assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
+    status, out, err = run(capsys, "evaluate", model_dir, "--draws", "100")
+    assert status == 2 and "pass missing='drop' (--missing drop on the command line)" in err
+    status, out, _ = run(capsys, "evaluate", model_dir, "--draws", "100", "--format", "csv", "--missing", "drop")
+    expected = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=100, random_state=0,
+                                                       missing="drop")
+    assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
+    assert table(out)["std err"].iloc[0] == pytest.approx(expected.std_error)
+
+
+@pytest.mark.parametrize("figure, extra", [("variance", []), ("ellipses", ["--words", "man,woman,house"])])
+def test_plots_are_written(model_dir, capsys, tmp_path, figure, extra):
+    status, out, _ = run(capsys, "plot", model_dir, figure, "--output", tmp_path / f"{figure}.png", *extra)
+    assert status == 0 and (tmp_path / f"{figure}.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fit", "missing-corpus.txt", "--quiet"], "corpus not found"),
+    (["similarity", "no-such-model", "a", "b"], "no saved model at no-such-model"),
+    (["similarity", "{model}", "man", "zzzz-unknown"], "needs 'man', 'zzzz-unknown', and zzzz-unknown \\(not in the "
+                                                       "vocabulary\\)$"),
+    (["weat", "{model}", "--x", "he,{rare}", "--y", "she", "--a", "said", "--b", "knew"], "no covariance"),
+    (["weat", "{model}", "--x", "he", "--y", "she", "--a", "said", "--b", "no-file.txt has spaces"],
+     "neither a file nor a comma-separated list"),
+    (["plot", "{model}", "ellipses", "--output", "x.png"], "needs --words"),
+])
+def test_errors_tell_what_to_fix(model_dir, kv, capsys, args, message):
+    rare = next(key for key in kv.index_to_key if not kv.has_covariance(key))
+    args = [a.replace("{model}", str(model_dir)).replace("{rare}", rare) for a in args]
+    status, _, err = run(capsys, *args)
+    assert status == 2 and re.search(message, err), err
+
+
+def test_fit_refuses_a_corpus_without_frequent_words(capsys, tmp_path):
+    (tmp_path / "tiny.txt").write_text("a b c\n", encoding="utf-8")
+    status, _, err = run(capsys, "fit", tmp_path / "tiny.txt", "--quiet", "--output", tmp_path / "m")
+    assert status == 2 and "min_count=5" in err and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("command", ["fit", "similarity", "neighbors", "weat", "bias", "evaluate", "plot"])
+def test_help_is_available_for_every_subcommand(capsys, command):
+    with pytest.raises(SystemExit) as exit_status:
+        main([command, "--help"])
+    assert exit_status.value.code == 0 and f"usage: glovev {command}" in capsys.readouterr().out
+
+
+def test_python_dash_m_runs_the_command():
+    result = subprocess.run([sys.executable, "-m", "glovev_ext", "--help"], capture_output=True, text=True)
+    assert result.returncode == 0 and "usage: glovev" in result.stdout
+
+
+def test_readme_has_two_setup_commands_and_ci_runs_the_test_command():
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    setup = re.search(r"## Set-up.*?```bash\n(.*?)```", readme, re.S).group(1).strip().splitlines()
+    assert len(setup) == 2
+    assert "glovev fit" in setup[0] and "pytest" in setup[1]
+    assert setup[1] in (REPOSITORY / ".ci" / "run").read_text(encoding="utf-8")

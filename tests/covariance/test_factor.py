@@ -1,0 +1,85 @@
+"""Factor: every operation of every kind against the dense covariance it stands for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glovev_ext.covariance import CHOLESKY, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, TRANSFORMED, Factor, numerical_rank
+
+DIM = 6
+
+
+def hessian(rng, condition=50.0):
+    basis, _ = np.linalg.qr(rng.normal(size=(DIM, DIM)))
+    return basis @ np.diag(np.geomspace(1.0, 1.0 / condition, DIM)) @ basis.T
+
+
+def factors_and_covariances(rng):
+    """One factor of each kind with the dense covariance it must equal, computed independently."""
+    h = hessian(rng)
+    ill = hessian(rng, condition=1e7)
+    values, vectors = np.linalg.eigh(ill)
+    kept = values > EIGENVALUE_CUTOFF * values[-1]
+    pseudo_inverse = vectors[:, kept] @ np.diag(1 / values[kept]) @ vectors[:, kept].T
+    given = np.linalg.inv(hessian(rng, condition=20.0))
+    return [(Factor.of_hessian(h, np.linalg.cholesky(h), pseudo_inverse=False).with_sigma2(1.7), 1.7 * np.linalg.inv(h)),
+            (Factor.of_hessian(ill, None, pseudo_inverse=True).with_sigma2(0.3), 0.3 * pseudo_inverse),
+            (Factor.of_covariance(given), given)]
+
+
+def test_kinds_and_ranks(rng):
+    (cholesky, _), (pinv, _), (given, _) = factors_and_covariances(rng)
+    assert (cholesky.kind, cholesky.rank) == (CHOLESKY, DIM)
+    assert pinv.kind == PSEUDO_INVERSE and pinv.rank == 3  # eigenvalues 1 ... 1e-7: three above 1e-3
+    assert (given.kind, given.rank) == (TRANSFORMED, DIM)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_every_operation_equals_the_dense_covariance(rng, kind):
+    factor, covariance = factors_and_covariances(rng)[kind]
+    np.testing.assert_allclose(factor.dense(), covariance, rtol=1e-10, atol=1e-12 * np.abs(covariance).max())
+    g = rng.normal(size=DIM)
+    assert factor.quad_form(g) == pytest.approx(g @ covariance @ g, rel=1e-10)
+    for columns in (3, 20):  # BLAS on the packed factor, and the unpacked path
+        gradients = rng.normal(size=(DIM, columns))
+        whitened = factor.whiten(gradients)
+        np.testing.assert_allclose(whitened.T @ whitened, gradients.T @ covariance @ gradients, rtol=1e-9,
+                                   atol=1e-12 * np.abs(covariance).max())
+    root = factor.square_root()
+    np.testing.assert_allclose(root @ root.T, covariance, rtol=1e-9, atol=1e-12 * np.abs(covariance).max())
+    z = rng.normal(size=(4, DIM))
+    np.testing.assert_allclose(factor.transform_normal(z) @ factor.transform_normal(z).T,
+                               z @ root.T @ root @ z.T, rtol=1e-9, atol=1e-12)
+    rhs = rng.normal(size=DIM)
+    np.testing.assert_allclose(factor.solve(rhs), covariance @ rhs / factor.sigma2, rtol=1e-9,
+                               atol=1e-12 * np.abs(covariance).max())
+
+
+def test_draws_have_the_covariance(rng):
+    factor, covariance = factors_and_covariances(rng)[0]
+    draws = factor.transform_normal(rng.standard_normal((40000, DIM)))
+    standard_error = np.sqrt((np.outer(np.diag(covariance), np.diag(covariance)) + covariance**2) / 40000)
+    assert (np.abs(np.cov(draws.T) - covariance) <= 5 * standard_error).all()
+
+
+def test_a_map_gives_its_image_and_loses_the_rank_it_annihilates(rng):
+    factor, covariance = factors_and_covariances(rng)[0]
+    unit = rng.normal(size=DIM)
+    unit /= np.linalg.norm(unit)
+    projection = np.eye(DIM) - np.outer(unit, unit)
+    mapped = factor.mapped(projection)
+    assert mapped.kind == TRANSFORMED and mapped.rank == DIM - 1 and mapped.sigma2 == factor.sigma2
+    np.testing.assert_allclose(mapped.dense(), projection @ covariance @ projection.T, rtol=1e-9, atol=1e-13)
+
+
+def test_a_singular_covariance_keeps_its_rank(rng):
+    root = rng.normal(size=(DIM, 2))
+    factor = Factor.of_covariance(root @ root.T)
+    assert factor.rank == 2
+    np.testing.assert_allclose(factor.dense(), root @ root.T, rtol=1e-9, atol=1e-12)
+
+
+def test_numerical_rank_reads_the_diagonal():
+    assert numerical_rank(np.diag([3.0, 1e-3, 1e-12])) == 2
+    assert numerical_rank(np.zeros((3, 3))) == 0

@@ -1,0 +1,153 @@
+"""The engines: analytic gradients against finite differences, the delta method against dense formulas and
+Monte Carlo, and interval coverage by simulation with known truth."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+from statsmodels.stats.contrast import ContrastResults
+from statsmodels.stats.multitest import multipletests
+
+import glovev_ext
+from glovev_ext import UndefinedCovarianceError
+from glovev_ext.stats import (Statistic, cosine_bias_statistic, cosine_statistic, delta_covariance, read_word_pairs,
+                              resolve, vectors_of, weat_statistic)
+
+MALE = ["he", "man", "him", "his", "father", "boy"]
+FEMALE = ["she", "woman", "her", "hers", "mother", "girl"]
+HOME = ["home", "house", "family", "children"]
+
+
+@pytest.fixture
+def kv(stats_kv):
+    """The shared D = 10 model of the whole embedded corpus (read only)."""
+    return stats_kv
+
+
+def finite_differences(function, vectors, step=1e-6):
+    """Plain central differences, one coordinate at a time."""
+    values = np.atleast_1d(function(vectors))
+    jacobian = np.zeros((values.size, *vectors.shape))
+    for i, d in itertools.product(range(vectors.shape[0]), range(vectors.shape[1])):
+        up, down = vectors.copy(), vectors.copy()
+        up[i, d] += step
+        down[i, d] -= step
+        jacobian[:, i, d] = (np.atleast_1d(function(up)) - np.atleast_1d(function(down))) / (2 * step)
+    return jacobian
+
+
+STATISTICS = {
+    "cosine": lambda: cosine_statistic([("man", "woman"), ("man", "boy"), ("house", "home")]),
+    "weat ddof 1": lambda: weat_statistic(["he", "him", "his", "man"], ["she", "her", "woman", "mother"],
+                                          ["said", "asked", "told"], ["thought", "felt", "knew"]),
+    "weat ddof 0, words in two roles": lambda: weat_statistic(MALE, FEMALE, ["man", "work", "money"], HOME, ddof=0),
+    "cosine bias": lambda: cosine_bias_statistic(MALE[:3], FEMALE[:3], ["strong", "good", "man", "she"]),
+}
+
+
+@pytest.mark.parametrize("name", list(STATISTICS))
+def test_analytic_gradients_equal_finite_differences(kv, name):
+    statistic = STATISTICS[name]()
+    vectors = vectors_of(kv, statistic.keys)
+    analytic = statistic.jacobian(vectors)
+    numeric = finite_differences(statistic.function, vectors)
+    for row in range(analytic.shape[0]):
+        assert np.linalg.norm(analytic[row] - numeric[row]) <= 1e-6 * np.linalg.norm(numeric[row]), row
+
+
+def test_user_statistic_without_gradient_uses_numerical_derivatives(kv):
+    analytic = cosine_statistic([("man", "woman")])
+    numerical = Statistic("cos", analytic.keys, analytic.names, analytic.function)
+    value_a, cov_a, _ = delta_covariance(resolve(kv, analytic.keys), analytic)
+    value_n, cov_n, _ = delta_covariance(resolve(kv, numerical.keys), numerical)
+    np.testing.assert_allclose(value_n, value_a)
+    np.testing.assert_allclose(cov_n, cov_a, rtol=1e-6)
+
+
+def test_delta_method_variance_matches_the_dense_formula(kv):
+    statistic = cosine_statistic([("man", "woman"), ("man", "house")])
+    vectors = vectors_of(kv, statistic.keys)
+    jacobian = statistic.jacobian(vectors)
+    expected = sum(jacobian[:, i] @ kv.covariance(key) @ jacobian[:, i].T for i, key in enumerate(statistic.keys))
+    values, covariance, contributions = delta_covariance(resolve(kv, statistic.keys), statistic)
+    np.testing.assert_allclose(covariance, expected, rtol=1e-10)
+    by_word = [np.diag(jacobian[:, i] @ kv.covariance(key) @ jacobian[:, i].T) for i, key in enumerate(statistic.keys)]
+    np.testing.assert_allclose(contributions, by_word, rtol=1e-10, atol=1e-18)
+    np.testing.assert_allclose(contributions.sum(axis=0), np.diag(covariance), rtol=1e-10)
+
+
+@pytest.mark.parametrize("name, row", [("cosine", 2), ("weat ddof 1", 0), ("cosine bias", 0)])
+def test_delta_method_agrees_with_monte_carlo(kv, name, row):
+    statistic = STATISTICS[name]()
+    delta = glovev_ext.estimate(kv, statistic)
+    monte_carlo = glovev_ext.estimate(kv, statistic, method="monte carlo", n_draws=20000, random_state=1)
+    assert monte_carlo.std_errors[row] == pytest.approx(delta.std_errors[row], rel=0.05)
+
+
+def simulate_coverage(kv, statistic_rows, truth_words, n_replications, rng, naive=False):
+    """Draw vectors around the truth with the model's covariances; count how often 95 % intervals cover."""
+    indices = [kv.get_index(word) for word in truth_words]
+    truth = kv.vectors[indices].copy()
+    roots = [kv.covariance_store.square_root(kv.covariance_row(word)) for word in truth_words]
+    covered = []
+    try:
+        true_value = None
+        for _ in range(n_replications):
+            kv.vectors[indices] = truth + np.stack([root @ rng.standard_normal(kv.vector_size) for root in roots])
+            estimate, std_error = statistic_rows(kv, naive)
+            if true_value is None:
+                saved = kv.vectors[indices].copy()
+                kv.vectors[indices] = truth
+                true_value = statistic_rows(kv, naive)[0]
+                kv.vectors[indices] = saved
+            covered.append(abs(estimate - true_value) <= 1.959964 * std_error)
+    finally:
+        kv.vectors[indices] = truth
+    return np.mean(covered)
+
+
+def cosine_rows(kv, naive):
+    result = kv.similarity_test("man", "woman")
+    return result.estimate, result.std_error
+
+
+def difference_rows(kv, naive, pairs=(("captain", "said"), ("captain", "told"))):
+    family = kv.similarities_test(list(pairs))
+    if naive:
+        return family.estimates[0] - family.estimates[1], np.sqrt(family.std_errors[0]**2 + family.std_errors[1]**2)
+    result = family.difference(0, 1)
+    return result.estimate, result.std_error
+
+
+SPEECH = (["he", "him", "his", "man"], ["she", "her", "woman", "mother"], ["said", "asked", "told"],
+          ["thought", "felt", "knew"])
+
+
+def weat_rows(kv, naive):
+    family = kv.weat_test(*SPEECH)
+    return family.estimates[0], family.std_errors[0]
+
+
+def test_cosine_interval_covers_at_nominal_rate(kv):
+    coverage = simulate_coverage(kv, cosine_rows, ["man", "woman"], 2000, np.random.default_rng(5))
+    assert 0.935 <= coverage <= 0.965, coverage
+
+
+def test_shared_word_difference_needs_the_joint_covariance(kv):
+    """cos(captain, said) - cos(captain, told): with the joint covariance intervals cover at 95 %;
+    treating the two cosines as independent (Var(a) + Var(b)) over-covers (about 99.8 %)."""
+    words = ["captain", "said", "told"]
+    joint = simulate_coverage(kv, difference_rows, words, 2000, np.random.default_rng(6))
+    naive = simulate_coverage(kv, difference_rows, words, 2000, np.random.default_rng(6), naive=True)
+    assert 0.935 <= joint <= 0.965, joint
+    assert naive > 0.98, naive
+
+
+def test_weat_effect_size_interval_covers_at_nominal_rate(kv):
+    words = list(dict.fromkeys(sum(SPEECH, [])))
+    coverage = simulate_coverage(kv, weat_rows, words, 2000, np.random.default_rng(7))
+    assert 0.935 <= coverage <= 0.965, coverage

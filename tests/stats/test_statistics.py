@@ -1,0 +1,165 @@
+"""The paper's statistics against independent computations: WEAT and its permutation test, the cosine bias,
+neighbours, benchmark evaluations."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+from statsmodels.stats.contrast import ContrastResults
+from statsmodels.stats.multitest import multipletests
+
+import glovev_ext
+from glovev_ext import UndefinedCovarianceError
+from glovev_ext.stats import (Statistic, cosine_bias_statistic, cosine_statistic, delta_covariance, read_word_pairs,
+                              resolve, vectors_of, weat_statistic)
+
+MALE = ["he", "man", "him", "his", "father", "boy"]
+FEMALE = ["she", "woman", "her", "hers", "mother", "girl"]
+WORK = ["work", "money", "business", "office"]
+HOME = ["home", "house", "family", "children"]
+
+
+@pytest.fixture
+def kv(stats_kv):
+    """The shared D = 10 model of the whole embedded corpus (read only)."""
+    return stats_kv
+
+
+def brute_force_permutation_pvalue(kv, X, Y, A, B):
+    def s(word):
+        return np.mean([kv.similarity(word, a) for a in A]) - np.mean([kv.similarity(word, b) for b in B])
+
+    targets = X + Y
+    scores = {w: s(w) for w in targets}
+
+    def statistic(group):
+        rest = [w for w in targets if w not in group]
+        return sum(scores[w] for w in group) - sum(scores[w] for w in rest)
+
+    observed = statistic(X)
+    values = [statistic(list(group)) for group in itertools.combinations(targets, len(X))]
+    return observed, np.mean([v >= observed - 1e-12 for v in values]), len(values)
+
+
+def test_exact_permutation_p_value_matches_enumeration(kv):
+    X, Y, A, B = MALE[:4], FEMALE[:4], WORK, HOME
+    observed, expected, n_partitions = brute_force_permutation_pvalue(kv, X, Y, A, B)
+    result = kv.weat_permutation_test(X, Y, A, B)
+    assert result.method == "permutation" and "word-list" in result.uncertainty
+    assert result.draws.size == n_partitions == math.comb(8, 4)
+    assert result.statistic == pytest.approx(observed, rel=1e-10)
+    assert result.pvalue == pytest.approx(expected, abs=1e-12)
+    smaller = kv.weat_permutation_test(X, Y, A, B, alternative="smaller").pvalue
+    two_sided = kv.weat_permutation_test(X, Y, A, B, alternative="two-sided").pvalue
+    assert two_sided == pytest.approx(min(1.0, 2 * min(result.pvalue, smaller)))
+
+
+def test_sampled_permutations_are_distinct_seeded_and_exclude_the_observed_split(kv):
+    X, Y, A, B = MALE[:4], FEMALE[:4], WORK, HOME
+    first = kv.weat_permutation_test(X, Y, A, B, n_permutations=40, random_state=3)
+    again = kv.weat_permutation_test(X, Y, A, B, n_permutations=40, random_state=3)
+    np.testing.assert_array_equal(first.draws, again.draws)
+    count = np.sum(first.draws >= first.statistic - 1e-12)
+    assert first.pvalue == pytest.approx((1 + count) / 41)
+    with pytest.raises(ValueError, match="only 69 other partitions"):
+        kv.weat_permutation_test(X, Y, A, B, n_permutations=70)
+    # asking for all 69 others must give each of them once, and never the observed split
+    everything = kv.weat_permutation_test(X, Y, A, B).draws
+    others = np.delete(everything, np.argmin(np.abs(everything - first.statistic)))
+    sampled = kv.weat_permutation_test(X, Y, A, B, n_permutations=69, random_state=0).draws
+    np.testing.assert_allclose(np.sort(sampled), np.sort(others), rtol=0, atol=1e-12)
+
+
+def test_weat_values_match_an_independent_computation(kv):
+    X, Y, A, B = MALE, FEMALE, WORK, HOME
+
+    def s(word):
+        return np.mean([kv.similarity(word, a) for a in A]) - np.mean([kv.similarity(word, b) for b in B])
+
+    sx, sy = np.array([s(w) for w in X]), np.array([s(w) for w in Y])
+    for ddof in (0, 1):
+        family = kv.weat_test(X, Y, A, B, ddof=ddof)
+        expected = (sx.mean() - sy.mean()) / np.concatenate([sx, sy]).std(ddof=ddof)
+        assert family.estimates[0] == pytest.approx(expected, rel=1e-6)
+        assert family.estimates[1] == pytest.approx(sx.sum() - sy.sum(), rel=1e-6)
+
+
+def test_cosine_bias_matches_an_independent_computation(kv):
+    group_a, group_b, attributes = MALE[:3], FEMALE[:3], ["strong", "good", "kind"]
+
+    def centre(words):
+        mean = np.mean([kv[w] / np.linalg.norm(kv[w]) for w in words], axis=0)
+        return mean
+
+    expected = (np.mean([kv.cosine_similarities(kv[v], centre(group_a)[None])[0] for v in attributes])
+                - np.mean([kv.cosine_similarities(kv[v], centre(group_b)[None])[0] for v in attributes]))
+    assert kv.cosine_bias_test(group_a, group_b, attributes).estimate == pytest.approx(expected, rel=1e-5)
+
+
+def test_comparing_two_biases_uses_their_joint_covariance(kv):
+    first = weat_statistic(MALE, FEMALE, WORK, HOME)
+    second = weat_statistic(MALE, FEMALE, ["strong", "brave"], ["kind", "gentle"])
+    family = glovev_ext.compare_biases(kv, {"career": first, "strength": second})
+    together = glovev_ext.estimate(kv, glovev_ext.stack([first, second]))
+    np.testing.assert_allclose(family.covariance, together.covariance)
+    assert family.names[0] == "career: effect size"
+    difference = family.difference("career: effect size", "strength: effect size")
+    weights = np.array([1.0, 0, -1.0, 0])
+    assert difference.std_error == pytest.approx(np.sqrt(weights @ family.covariance @ weights))
+    assert abs(family.covariance[0, 2]) > 0  # the shared targets correlate the two biases
+
+
+def test_nearest_neighbours_report_intervals_tests_and_ranks(kv):
+    candidates = ["woman", "boy", "girl", "father", "house"]
+    result = kv.nearest_neighbors_test("man", candidates=candidates, n_draws=3000, random_state=2)
+    estimates = [kv.similarity("man", c) for c in result.neighbors]
+    assert sorted(result.neighbors) == sorted(candidates)
+    assert np.all(np.diff(estimates) <= 0)
+    probabilities = result.rank_probabilities.to_numpy()
+    np.testing.assert_allclose(probabilities.sum(axis=0), 1.0)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0)
+    np.testing.assert_allclose(result.top_k_probability(2), probabilities[:, :2].sum(axis=1))
+    gap = result.similarities.difference(0, 1, alternative="larger")
+    assert result.adjacent.pvalues[0] == pytest.approx(gap.pvalue)
+    frame = result.summary_frame()
+    assert list(frame.index) == result.neighbors and frame["rank"].tolist() == [1, 2, 3, 4, 5]
+    assert "Nearest neighbours of 'man'" in str(result.summary())
+    top = kv.nearest_neighbors_test("man", topn=4, n_draws=200, random_state=0)
+    assert len(top.neighbors) == 4 and "man" not in top.neighbors
+
+
+def test_word_pair_evaluation_with_a_monte_carlo_interval(kv):
+    from gensim.test.utils import datapath
+    with pytest.raises(UndefinedCovarianceError, match="pairs cannot be used: .*pass missing='drop'"):
+        kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=10)
+    result = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=300, random_state=0,
+                                                     missing="drop")
+    rows = read_word_pairs(datapath("wordsim353.tsv"))
+    usable = [(a, b, s) for a, b, s in rows if kv.unusable_reason(a) is None and kv.unusable_reason(b) is None]
+    expected = spearmanr([kv.similarity(a, b) for a, b, _ in usable], [s for _, _, s in usable])[0]
+    assert result.estimate == pytest.approx(expected, rel=1e-9)
+    assert len(result.dropped) == len(rows) - len(usable)
+    assert result.draws.shape == (300,) and result.std_error > 0
+
+
+def test_analogy_accuracy_against_random_guessing(kv):
+    questions = [("man", "woman", "boy", "girl"), ("man", "woman", "father", "mother"),
+                 ("he", "she", "his", "her"), ("man", "men", "woman", "women"), ("zzzz", "a", "b", "c")]
+    with pytest.raises(UndefinedCovarianceError, match="1 question cannot be used: zzzz-a-b-c"):
+        kv.evaluate_word_analogies_with_uncertainty(questions, restrict_vocab=2000, n_draws=5)
+    result = kv.evaluate_word_analogies_with_uncertainty(questions, restrict_vocab=2000, n_draws=50, random_state=0,
+                                                         missing="drop")
+    candidates = [k for k in kv.index_to_key[:2000] if kv.unusable_reason(k) is None]
+    unit = {k: kv[k] / np.linalg.norm(kv[k]) for k in candidates}
+    correct = 0
+    for a, b, c, d in questions[:4]:
+        query = unit[b] - unit[a] + unit[c]
+        best = max((k for k in candidates if k not in (a, b, c)), key=lambda k: unit[k] @ query)
+        correct += best == d
+    assert result.estimate == pytest.approx(correct / 4)
+    assert result.null_value == pytest.approx(1 / (len(candidates) - 3)) and result.alternative == "larger"
+    assert len(result.dropped) == 1 and result.dropped[0].startswith("zzzz-a-b-c [zzzz (not in the vocabulary)")
