@@ -19,7 +19,8 @@ from ._version import __version__
 from .atomic import atomic_path
 from .counting import (CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus, check_cooccurrence,
                        default_corpus_manifest_path, default_corpus_path, load_default_corpus)
-from .covariance import ConditionalFit, CovarianceStore, CovarianceStoreWriter, GloVeVEstimator, UndefinedCovarianceError
+from .covariance import (ConditionalFit, CovarianceStore, CovarianceStoreWriter, GloVeVEstimator,
+                         UndefinedCovarianceError)
 from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus, fit_metadata

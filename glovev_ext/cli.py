@@ -96,7 +96,7 @@ def _build_parser() -> argparse.ArgumentParser:
     neighbors.add_argument("--candidates", help="candidate words: a file (one per line) or a comma-separated list")
     neighbors.add_argument("--draws", type=int, default=2000, help="Monte Carlo draws for ranks (default 2000)")
     neighbors.add_argument("--plot", help="also write a forest plot to this PNG")
-    _add_test_options(neighbors, alternative=False)
+    _add_test_options(neighbors, alternative=False, transitional_missing=True)
 
     weat = _query(subcommands, "weat", _run_weat, "WEAT effect size and statistic with GloVe-V errors, and the "
                   "classic permutation test")
@@ -119,7 +119,7 @@ def _build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--pairs", help="benchmark file: word1<TAB>word2<TAB>score (default: gensim's "
                                           "WordSim-353)")
     evaluate.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws (default 1000)")
-    _add_missing(evaluate)
+    _add_missing(evaluate, transitional=True)
     _add_random_state(evaluate, "seeds the draws")
 
     plot = _query(subcommands, "plot", _run_plot, "write a figure as a PNG: variance against frequency, or "
@@ -145,21 +145,23 @@ def _query(subcommands, name: str, run, summary: str):
     return parser
 
 
-def _add_test_options(parser, alternative: bool = True) -> None:
+def _add_test_options(parser, alternative: bool = True, transitional_missing: bool = False) -> None:
     if alternative:
         parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided")
     parser.add_argument("--method", choices=("delta", "monte carlo"), default="delta")
     parser.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
     parser.add_argument("--alpha", type=float, dest="confidence_level", action=_RenamedOption,
                         new_option="--confidence-level", convert=lambda alpha: 1 - alpha)
-    _add_missing(parser)
+    _add_missing(parser, transitional_missing)
     _add_random_state(parser, "seeds Monte Carlo draws and sampled permutations")
 
 
-def _add_missing(parser) -> None:
-    parser.add_argument("--missing", choices=MISSING_CHOICES, default=DEFAULT_MISSING,
+def _add_missing(parser, transitional: bool = False) -> None:
+    default = (f"drop with a warning; {DEFAULT_MISSING} from glovev-ext 0.3, as for every command" if transitional
+               else DEFAULT_MISSING)
+    parser.add_argument("--missing", choices=MISSING_CHOICES, default=None if transitional else DEFAULT_MISSING,
                         help=f"words out of the vocabulary or without covariance: refuse (raise) or leave out and "
-                             f"name (drop) (default {DEFAULT_MISSING})")
+                             f"name (drop) (default: {default})")
 
 
 def _add_random_state(parser, what: str) -> None:

@@ -91,7 +91,8 @@ def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray 
     keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
     positions = np.array([kv.get_index(key) for key in keys])
     weights = counts[positions] / counts[positions].sum()
-    chosen = np.random.default_rng(random_state).choice(len(keys), size=min(max_points, len(keys)), replace=False, p=weights)
+    chosen = np.random.default_rng(random_state).choice(len(keys), size=min(max_points, len(keys)), replace=False,
+                                                        p=weights)
     store = kv.covariance_store
     rows = np.array([kv.covariance_row(keys[k]) for k in chosen])
     norms = np.linalg.norm(store.diagonal(rows), axis=1)

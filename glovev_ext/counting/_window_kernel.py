@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._kernel_arrays import grown
 from .._prefetch import prefetch_item
+from ._kernel_arrays import grown
 
 _PREFETCH_DISTANCE = 16
 

@@ -11,7 +11,7 @@ import numpy as np
 from gensim.utils import SaveLoad
 
 from .._deprecation import RNG, renamed_keywords
-from .factor import CHOLESKY, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
+from .factor import CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
 from .layout import PER_WORD_DTYPES, PerWord
 from .store_file import read_header, written_store_file
 from .wls import WordFitter

@@ -32,7 +32,7 @@ _ROUGH_ITERATIONS = 6  # power iterations before the first, one-sided, shifted C
 
 
 def residual_variance(weighted_squares_sum, n_contexts, dim: int, free_bias: bool = False):
-    """``s2 = sum_j f(X_ij) r_ij^2 / (|K| - D)`` (``- 1`` more with a free bias); NaN where no degree of freedom is left.
+    """``s2 = sum_j f(X_ij) r_ij^2 / (|K| - D)`` (``- 1`` more with a free bias); NaN without a degree of freedom.
 
     Works on numbers and on arrays of words alike.
     """

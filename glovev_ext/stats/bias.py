@@ -123,7 +123,11 @@ def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, gro
         names the words dropped by ``missing``.
     """
     (group_a, group_b, attributes), dropped = usable_lists(kv, (group_a, group_b, attributes), missing)
-    counts = np.asarray(kv.expandos["count"] if counts is None else counts)
+    if counts is None:
+        if "count" not in kv.expandos:
+            raise ValueError("the embedding carries no word counts: pass counts= (frequency by vocabulary index)")
+        counts = kv.expandos["count"]
+    counts = np.asarray(counts)
     by_frequency = [sorted(group, key=lambda w: -counts[kv.get_index(w)]) for group in (group_a, group_b)]
     results = []
     for band, (part_a, part_b) in enumerate(zip(*(np.array_split(g, n_bands) for g in by_frequency)), 1):

@@ -16,7 +16,8 @@ from .._deprecation import RNG, renamed_keywords
 from .cosine import cosines
 from .monte_carlo import draw_values
 from .results import MONTE_CARLO, InferenceResult
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, resolve, usable, usable_groups
+from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usable, usable_groups,
+                    warn_transitional_drop)
 
 
 def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: bool = True) -> list[tuple]:
@@ -39,7 +40,7 @@ def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: b
 
 @renamed_keywords(rng=RNG)
 def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | Iterable[tuple], *,
-                        n_draws: int = 1000, random_state=None, missing: str = DEFAULT_MISSING) -> InferenceResult:
+                        n_draws: int = 1000, random_state=None, missing: str | None = None) -> InferenceResult:
     """Spearman correlation of cosine similarities with human ratings, with a Monte Carlo interval.
 
     Parameters
@@ -49,9 +50,11 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
         A benchmark file (e.g. ``gensim.test.utils.datapath('wordsim353.tsv')``) or its rows.
     n_draws : int
     random_state : None, int or numpy Generator
-    missing : {"raise", "drop"}
+    missing : {"raise", "drop"} or None
         Pairs with a word out of the vocabulary or without covariance are refused, or dropped
         (and named in the result). A benchmark usually holds words a corpus lacks: pass ``"drop"``.
+        None, the default of this release, drops them with a FutureWarning: from glovev-ext 0.3
+        the default is ``"raise"``, as for every statistic.
 
     Returns
     -------
@@ -59,7 +62,8 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
         Against the random-embedding baseline of 0 correlation.
     """
     rows = read_word_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else list(pairs)
-    kept, dropped = usable_groups(kv, rows, missing, words=lambda row: row[:2])
+    kept, dropped = usable_groups(kv, rows, transitional_missing(missing), words=lambda row: row[:2])
+    warn_transitional_drop(missing, dropped, "evaluate_word_pairs")
     if len(kept) < 3:
         raise ValueError(f"only {len(kept)} usable pairs")
     keys = tuple(dict.fromkeys(word for first, second, _ in kept for word in (first, second)))
@@ -100,7 +104,7 @@ def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tupl
 @renamed_keywords(rng=RNG)
 def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike | Iterable[Sequence], *,
                        candidates: Sequence | None = None, restrict_vocab: int = 10_000, n_draws: int = 200,
-                       random_state=None, missing: str = DEFAULT_MISSING) -> InferenceResult:
+                       random_state=None, missing: str | None = None) -> InferenceResult:
     """3CosAdd analogy accuracy with a Monte Carlo interval, tested against random guessing.
 
     The answer to "a is to b as c is to ?" is the candidate closest in cosine to
@@ -109,14 +113,17 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     with a word out of the vocabulary or without covariance follow ``missing``; questions whose
     words are usable but not candidates are left out, as gensim's ``restrict_vocab`` does. Both are
     named in ``dropped``. The null value is the accuracy of guessing at random among the
-    candidates, ``1 / (n_candidates - 3)``, with the alternative "larger".
+    candidates, ``1 / (n_candidates - 3)``, with the alternative "larger". ``missing=None``, the
+    default of this release, drops unusable questions with a FutureWarning (``"raise"`` from
+    glovev-ext 0.3, as for every statistic).
 
     Returns
     -------
     InferenceResult
     """
     rows = read_analogies(questions) if isinstance(questions, (str, os.PathLike)) else [tuple(q) for q in questions]
-    rows, dropped = usable_groups(kv, rows, missing, noun="question")
+    rows, dropped = usable_groups(kv, rows, transitional_missing(missing), noun="question")
+    warn_transitional_drop(missing, dropped, "evaluate_analogies")
     if candidates is None:
         candidates = [key for key in kv.index_to_key[:restrict_vocab] if kv.unusable_reason(key) is None]
     else:

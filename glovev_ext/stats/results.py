@@ -381,7 +381,8 @@ class NeighborsResult:
         """Neighbour table as a statsmodels ``Summary``."""
         family = self.similarities
         return render(self.summary_frame(confidence_level=confidence_level),
-                      f"Nearest neighbours of {self.word!r}: {family.method}, {self.n_draws} Monte Carlo draws for ranks",
+                      f"Nearest neighbours of {self.word!r}: {family.method}, "
+                      f"{self.n_draws} Monte Carlo draws for ranks",
                       notes([], family.uncertainty, family.words, family.dropped))
 
     def __str__(self) -> str:

@@ -13,8 +13,8 @@ from .cosine import cosine_statistic, cosines
 from .estimation import estimate, wald_test
 from .monte_carlo import draw_values
 from .results import InferenceResult, NeighborsResult, ResultFamily
-from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, usable, usable_groups,
-                    vectors_of)
+from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, transitional_missing, usable,
+                    usable_groups, vectors_of, warn_transitional_drop)
 
 
 @renamed_keywords(rng=RNG)
@@ -79,7 +79,7 @@ def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tupl
 
 @renamed_keywords(rng=RNG)
 def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | None = None, topn: int = 10, *,
-                      method: str = "delta", missing: str = DEFAULT_MISSING, n_draws: int = 2000,
+                      method: str = "delta", missing: str | None = None, n_draws: int = 2000,
                       random_state=None) -> NeighborsResult:
     """The nearest neighbours of ``word`` among ``candidates`` (or the whole vocabulary), with uncertainty.
 
@@ -94,8 +94,10 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
         Neighbours kept when ``candidates`` is None.
     method : {"delta", "monte carlo"}
         For the similarities and adjacent tests; rank distributions are always Monte Carlo.
-    missing : {"raise", "drop"}
-        The policy for unusable candidates (``word`` itself must be usable).
+    missing : {"raise", "drop"} or None
+        The policy for unusable candidates (``word`` itself must be usable). None, the default of
+        this release, drops them with a FutureWarning: from glovev-ext 0.3 the default is
+        ``"raise"``, as for every statistic.
     n_draws : int
     random_state : None, int or numpy Generator
         Seeds the rank draws (and Monte Carlo similarities); one generator serves both.
@@ -104,13 +106,14 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     -------
     NeighborsResult
     """
-    _refuse_any_unusable(kv, [word], missing, f"the neighbours of {word!r}")
+    _refuse_any_unusable(kv, [word], transitional_missing(missing), f"the neighbours of {word!r}")
     generator = np.random.default_rng(random_state)
     dropped = []
     if candidates is None:
         candidates = _most_similar_usable(kv, word, topn)
     else:
-        candidates, dropped = usable(kv, [c for c in candidates if c != word], missing)
+        candidates, dropped = usable(kv, [c for c in candidates if c != word], transitional_missing(missing))
+        warn_transitional_drop(missing, dropped, "nearest_neighbors")
     if len(candidates) < 2:
         raise ValueError(f"need at least two usable candidates, got {len(candidates)}")
     base = vectors_of(kv, [word, *candidates])

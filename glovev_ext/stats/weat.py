@@ -69,11 +69,10 @@ def weat_statistic(X: Sequence, Y: Sequence, A: Sequence, B: Sequence, ddof: int
         by_effect = signs / sd - numerator * (s - s.mean()) / ((n_targets - ddof) * sd**3)
         by_statistic = np.where(np.arange(n_targets) < n_x, 1.0, -1.0)
         jacobian = np.empty((2, *vectors.shape))
+        by_first, by_second = np.full(first.size, 1 / first.size), np.full(second.size, -1 / second.size)
         for row, by_target in enumerate((by_effect, by_statistic)):
-            jacobian[row] = (
-                cosine_product_gradient(vectors, targets, first, np.outer(by_target, np.full(first.size, 1 / first.size)))
-                + cosine_product_gradient(vectors, targets, second,
-                                          np.outer(by_target, np.full(second.size, -1 / second.size))))
+            jacobian[row] = (cosine_product_gradient(vectors, targets, first, np.outer(by_target, by_first))
+                             + cosine_product_gradient(vectors, targets, second, np.outer(by_target, by_second)))
         return jacobian
 
     return Statistic("WEAT", keys, ("effect size", "test statistic"), function, gradient)

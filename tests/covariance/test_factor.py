@@ -23,7 +23,8 @@ def factors_and_covariances(rng):
     kept = values > EIGENVALUE_CUTOFF * values[-1]
     pseudo_inverse = vectors[:, kept] @ np.diag(1 / values[kept]) @ vectors[:, kept].T
     given = np.linalg.inv(hessian(rng, condition=20.0))
-    return [(Factor.of_hessian(h, np.linalg.cholesky(h), pseudo_inverse=False).with_sigma2(1.7), 1.7 * np.linalg.inv(h)),
+    cholesky = Factor.of_hessian(h, np.linalg.cholesky(h), pseudo_inverse=False)
+    return [(cholesky.with_sigma2(1.7), 1.7 * np.linalg.inv(h)),
             (Factor.of_hessian(ill, None, pseudo_inverse=True).with_sigma2(0.3), 0.3 * pseudo_inverse),
             (Factor.of_covariance(given), given)]
 

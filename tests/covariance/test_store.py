@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from glovev_ext import CovarianceStore, CovarianceStoreWriter, GloVeVEstimator, UndefinedCovarianceError
-from glovev_ext.covariance import CHOLESKY, Factor, PerWord
+from glovev_ext.covariance import Factor, PerWord
 
 DIM = 8
 
@@ -201,3 +203,15 @@ def test_taking_words_keeps_their_factors_as_stored(fitted):
     np.testing.assert_array_equal(taken[0], store[int(defined[3])])
     np.testing.assert_array_equal(taken[2], store[int(defined[0])])
     assert taken.words[1] == "<no covariance 1>" and taken.words[3] == store.words[rows[3]]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cut=st.integers(1, 2000))
+def test_truncated_covariance_store_files_are_refused(tmp_path, fitted, cut):
+    path = tmp_path / "store.cov"
+    if not path.exists():
+        fitted.covariance_.save(path)
+    data = path.read_bytes()
+    (tmp_path / "cut.cov").write_bytes(data[:max(0, len(data) - cut)])
+    with pytest.raises(ValueError, match="cut.cov (is truncated|is not a glovev-ext covariance store)"):
+        CovarianceStore.load(tmp_path / "cut.cov")

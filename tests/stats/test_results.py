@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 import pytest
-from scipy.stats import spearmanr
 from statsmodels.stats.contrast import ContrastResults
 from statsmodels.stats.multitest import multipletests
 
-import glovev_ext
 from glovev_ext import UndefinedCovarianceError
-from glovev_ext.stats import (Statistic, cosine_bias_statistic, cosine_statistic, delta_covariance, read_word_pairs,
-                              resolve, vectors_of, weat_statistic)
 
 MALE = ["he", "man", "him", "his", "father", "boy"]
 FEMALE = ["she", "woman", "her", "hers", "mother", "girl"]
@@ -81,7 +74,8 @@ def test_unusable_words_are_named_and_dropped_or_refused(kv):
     with pytest.raises(UndefinedCovarianceError, match=f"{rare} \\(no covariance"):
         kv.weat_test(MALE + [rare], FEMALE, WORK, HOME)
     family = kv.weat_test(MALE + [rare, "notaword"], FEMALE, WORK, HOME, missing="drop")
-    assert any(rare in d for d in family.dropped) and any("notaword (not in the vocabulary)" in d for d in family.dropped)
-    assert "dropped: 2" in str(family.summary())
+    assert any(rare in d for d in family.dropped)
+    assert any("notaword (not in the vocabulary)" in d for d in family.dropped)
+    assert "dropped: 2" in str(family.summary()) and "Dropped: " in str(family.summary())
     pairs = kv.similarities_test([("man", "woman"), ("man", "notaword")], missing="drop")
     assert pairs.names == ("cos(man, woman)",)

@@ -9,13 +9,10 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
-from statsmodels.stats.contrast import ContrastResults
-from statsmodels.stats.multitest import multipletests
 
 import glovev_ext
 from glovev_ext import UndefinedCovarianceError
-from glovev_ext.stats import (Statistic, cosine_bias_statistic, cosine_statistic, delta_covariance, read_word_pairs,
-                              resolve, vectors_of, weat_statistic)
+from glovev_ext.stats import read_word_pairs, weat_statistic
 
 MALE = ["he", "man", "him", "his", "father", "boy"]
 FEMALE = ["she", "woman", "her", "hers", "mother", "girl"]
@@ -135,9 +132,12 @@ def test_nearest_neighbours_report_intervals_tests_and_ranks(kv):
 def test_word_pair_evaluation_with_a_monte_carlo_interval(kv):
     from gensim.test.utils import datapath
     with pytest.raises(UndefinedCovarianceError, match="pairs cannot be used: .*pass missing='drop'"):
-        kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=10)
+        kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=10, missing="raise")
     result = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=300, random_state=0,
                                                      missing="drop")
+    with pytest.warns(FutureWarning, match="from glovev-ext 0.3 the default is missing='raise'"):
+        by_default = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=300, random_state=0)
+    np.testing.assert_array_equal(by_default.draws, result.draws)
     rows = read_word_pairs(datapath("wordsim353.tsv"))
     usable = [(a, b, s) for a, b, s in rows if kv.unusable_reason(a) is None and kv.unusable_reason(b) is None]
     expected = spearmanr([kv.similarity(a, b) for a, b, _ in usable], [s for _, _, s in usable])[0]
@@ -150,7 +150,7 @@ def test_analogy_accuracy_against_random_guessing(kv):
     questions = [("man", "woman", "boy", "girl"), ("man", "woman", "father", "mother"),
                  ("he", "she", "his", "her"), ("man", "men", "woman", "women"), ("zzzz", "a", "b", "c")]
     with pytest.raises(UndefinedCovarianceError, match="1 question cannot be used: zzzz-a-b-c"):
-        kv.evaluate_word_analogies_with_uncertainty(questions, restrict_vocab=2000, n_draws=5)
+        kv.evaluate_word_analogies_with_uncertainty(questions, restrict_vocab=2000, n_draws=5, missing="raise")
     result = kv.evaluate_word_analogies_with_uncertainty(questions, restrict_vocab=2000, n_draws=50, random_state=0,
                                                          missing="drop")
     candidates = [k for k in kv.index_to_key[:2000] if kv.unusable_reason(k) is None]
@@ -163,3 +163,20 @@ def test_analogy_accuracy_against_random_guessing(kv):
     assert result.estimate == pytest.approx(correct / 4)
     assert result.null_value == pytest.approx(1 / (len(candidates) - 3)) and result.alternative == "larger"
     assert len(result.dropped) == 1 and result.dropped[0].startswith("zzzz-a-b-c [zzzz (not in the vocabulary)")
+
+
+def test_cosine_bias_by_frequency_band_is_the_cosine_bias_of_each_band(kv):
+    group_a, group_b, attributes = MALE + ["zzzz"], FEMALE, ["strong", "good", "kind"]
+    with pytest.raises(ValueError, match="no word counts: pass counts="):
+        glovev_ext.cosine_bias_by_frequency(kv, MALE, FEMALE, attributes)
+    counts = len(kv) - np.arange(len(kv))  # the vocabulary is in descending order of frequency
+    results = glovev_ext.cosine_bias_by_frequency(kv, group_a, group_b, attributes, n_bands=2, counts=counts,
+                                                  missing="drop")
+    by_frequency = [sorted(g, key=kv.get_index) for g in (MALE, FEMALE)]
+    for band, result in enumerate(results):
+        part_a = by_frequency[0][:3] if band == 0 else by_frequency[0][3:]
+        part_b = by_frequency[1][:3] if band == 0 else by_frequency[1][3:]
+        expected = kv.cosine_bias_test(part_a, part_b, attributes)
+        assert result.estimate == pytest.approx(expected.estimate, rel=1e-12)
+        assert result.std_error == pytest.approx(expected.std_error, rel=1e-12)
+        assert result.name.startswith(f"band {band + 1}") and result.dropped == ("zzzz (not in the vocabulary)",)

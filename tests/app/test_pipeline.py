@@ -1,0 +1,48 @@
+"""fit_corpus: the main job once, equal to its stages run by hand, with the one metadata schema."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+import glovev_ext
+
+
+def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_paragraphs):
+    fitted = glovev_ext.fit_corpus(embedded_paragraphs, n_components=5, epochs=2, min_count=3, window=4,
+                                   random_state=1, n_jobs=1, progress=False, source="400 paragraphs")
+    vectorizer = glovev_ext.CooccurrenceVectorizer(window=4, min_count=3, n_jobs=1, progress=False)
+    X = vectorizer.fit_transform(embedded_paragraphs)
+    model = glovev_ext.GloVeVEstimator(5, epochs=2, random_state=1, n_jobs=1, progress=False).fit(X)
+    assert (fitted.cooccurrence != X).nnz == 0
+    np.testing.assert_array_equal(fitted.keyed_vectors.vectors, model.embedding_)
+    word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
+    np.testing.assert_array_equal(fitted.keyed_vectors.covariance(word), model.covariance_[word])
+    assert fitted.keyed_vectors.get_vecattr(word, "count") == vectorizer.word_counts_[list(X.words).index(word)]
+    metadata = fitted.metadata
+    assert json.loads(json.dumps(metadata)) == metadata
+    assert metadata["glovev_ext_version"] == glovev_ext.__version__ and metadata["source"] == "400 paragraphs"
+    assert metadata["counting"] == {"window": 4, "min_count": 3, "max_vocab_size": None, "lowercase": True}
+    assert metadata["glove"] == {"n_components": 5, "epochs": 2, "learning_rate": 0.05, "x_max": 100.0,
+                                 "alpha": 0.75, "random_state": 1}
+    assert metadata["counts"] == {"n_documents": 400, "n_tokens": vectorizer.n_tokens_, "n_words": X.shape[0],
+                                  "n_nonzeros": X.nnz, "n_with_covariance": int(model.covariance_defined_.sum()),
+                                  "n_pseudo_inverse": int(model.pseudo_inverse_.sum())}
+    assert set(metadata["seconds"]) == {"count", "train", "covariances"} == set(fitted.seconds)
+
+
+def test_a_line_corpus_names_its_file(tmp_path, embedded_paragraphs):
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(embedded_paragraphs) + "\n", encoding="utf-8")
+    fitted = glovev_ext.fit_corpus(glovev_ext.LineCorpus(path), n_components=4, epochs=1, n_jobs=1, progress=False)
+    assert fitted.metadata["source"] == str(path)
+
+
+def test_pretrained_parameters_are_recorded_as_such(small_model, embedded_cooccurrence):
+    parameters = (small_model.embedding_, small_model.context_embedding_, small_model.bias_,
+                  small_model.context_bias_)
+    model = glovev_ext.GloVeVEstimator(8, pretrained=parameters, n_jobs=1, progress=False).fit(embedded_cooccurrence)
+    metadata = glovev_ext.fit_metadata(source="C tool", estimator=model, vectorizer=None, seconds={"read": 1.0})
+    assert metadata["counting"] is None and metadata["glove"]["epochs"] is None
+    assert metadata["counts"]["n_nonzeros"] == embedded_cooccurrence.nnz and metadata["counts"]["n_tokens"] is None

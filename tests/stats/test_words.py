@@ -1,0 +1,69 @@
+"""One policy for words that are missing or lack a covariance, on every statistic."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import glovev_ext
+from glovev_ext import UndefinedCovarianceError, stats
+
+# Statistics that dropped unusable words by default in 0.1 keep doing so, with a FutureWarning, for one release.
+TRANSITIONAL = {"nearest_neighbors", "evaluate_word_pairs", "evaluate_analogies"}
+WITH_WORDS = [name for name in stats.__all__ if callable(getattr(stats, name))
+              and "missing" in inspect.signature(getattr(stats, name)).parameters]
+WORDS = {  # the arguments after the embedding
+    "usable": (["man"],),
+    "similarity": ("man", "woman"),
+    "similarities": ([("man", "woman")],),
+    "similarity_difference": (("man", "woman"), ("man", "boy")),
+    "nearest_neighbors": ("man",),
+    "weat": (["he"], ["she"], ["said"], ["told"]),
+    "weat_permutation_test": (["he"], ["she"], ["said"], ["told"]),
+    "cosine_bias": (["he"], ["she"], ["said"]),
+    "cosine_bias_by_frequency": (["he"], ["she"], ["said"]),
+    "evaluate_word_pairs": ([("man", "woman", 1.0)],),
+    "evaluate_analogies": ([("a", "b", "c", "d")],),
+}
+
+
+def test_every_statistic_of_words_takes_missing():
+    assert set(WITH_WORDS) == set(WORDS)
+
+
+@pytest.mark.parametrize("name", WITH_WORDS)
+def test_the_same_choices_and_default(stats_kv, name):
+    default = inspect.signature(getattr(stats, name)).parameters["missing"].default
+    assert default == (None if name in TRANSITIONAL else stats.DEFAULT_MISSING) == (None if name in TRANSITIONAL
+                                                                                     else "raise")
+    assert stats.MISSING_CHOICES == ("raise", "drop")
+    with pytest.raises(ValueError, match=r"missing must be one of \('raise', 'drop'\), got 'skip'"):
+        getattr(stats, name)(stats_kv, *WORDS[name], missing="skip")
+
+
+def test_a_statistic_that_cannot_lose_a_word_names_it_under_either_policy(stats_kv):
+    for missing in ("raise", "drop"):
+        with pytest.raises(UndefinedCovarianceError, match=r"cos\(man, zzzz\) needs 'man', 'zzzz', and zzzz \(not in "
+                                                           r"the vocabulary\)$"):
+            stats_kv.similarity_test("man", "zzzz", missing=missing)
+
+
+def test_dropped_words_are_named_in_the_result_and_its_summary(stats_kv):
+    rare = next(k for k in stats_kv.index_to_key if not stats_kv.has_covariance(k))
+    result = stats_kv.cosine_bias_test(["he", "zzzz"], ["she"], ["strong", rare], missing="drop")
+    assert result.dropped == ("zzzz (not in the vocabulary)",
+                              f"{rare} (no covariance: {stats_kv.covariance_store.n_contexts[stats_kv.get_index(rare)]}"
+                              " contexts, D = 10)")
+    assert "Dropped: zzzz (not in the vocabulary)" in str(result.summary())
+    with pytest.raises(UndefinedCovarianceError, match="2 words cannot be used: zzzz .*pass missing='drop'"):
+        stats_kv.cosine_bias_test(["he", "zzzz"], ["she"], ["strong", rare])
+
+
+def test_transitional_defaults_warn_only_when_they_drop(stats_kv, recwarn):
+    glovev_ext.nearest_neighbors(stats_kv, "man", ["woman", "boy"], n_draws=20)
+    assert not [w for w in recwarn if w.category is FutureWarning]
+    with pytest.warns(FutureWarning, match=r"nearest_neighbors dropped 1 unusable item \(zzzz \(not in the "
+                                           r"vocabulary\)\)"):
+        result = glovev_ext.nearest_neighbors(stats_kv, "man", ["woman", "boy", "zzzz"], n_draws=20)
+    assert result.similarities.dropped == ("zzzz (not in the vocabulary)",)

@@ -1,0 +1,97 @@
+"""The names of glovev-ext 0.1 still work for one release, each with a DeprecationWarning naming its successor."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import numpy as np
+import pytest
+
+import glovev_ext
+from glovev_ext.cli import main
+
+OLD_MODULES = {"glovev_ext.corpus": "LineCorpus", "glovev_ext.cooccurrence_matrix": "CooccurrenceMatrix",
+               "glovev_ext.vectorizer": "CooccurrenceVectorizer", "glovev_ext.glove_objective": "glove_cost",
+               "glovev_ext.trainer": "train_glove", "glovev_ext.covariance_store": "CovarianceStore",
+               "glovev_ext.estimator": "GloVeVEstimator", "glovev_ext.statistic": "Statistic",
+               "glovev_ext.inference": "estimate", "glovev_ext.bias": "weat_statistic",
+               "glovev_ext.evaluation": "read_word_pairs", "glovev_ext.results": "InferenceResult",
+               "glovev_ext.model_directory": "load_model"}
+
+
+def forget(monkeypatch, old: str) -> None:
+    """As if ``old`` had never been imported (without touching the attribute, whose lookup would import it)."""
+    monkeypatch.delitem(sys.modules, old, raising=False)
+    if old.rpartition(".")[2] in vars(glovev_ext):
+        monkeypatch.delattr(glovev_ext, old.rpartition(".")[2])
+
+
+@pytest.mark.parametrize("old, name", OLD_MODULES.items())
+def test_old_modules_import_with_a_warning(monkeypatch, old, name):
+    forget(monkeypatch, old)
+    with pytest.warns(DeprecationWarning, match=f"the module {old} is deprecated .* use glovev_ext"):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(glovev_ext, name, getattr(module, name))
+
+
+def test_old_modules_as_attributes(monkeypatch):
+    forget(monkeypatch, "glovev_ext.bias")
+    with pytest.warns(DeprecationWarning, match="glovev_ext.bias is deprecated"):
+        assert glovev_ext.bias.weat_statistic is glovev_ext.weat_statistic
+    assert callable(glovev_ext.similarity)  # the function, as the package attribute always was
+
+
+def test_rng_is_random_state(stats_kv):
+    with pytest.warns(DeprecationWarning, match=r"similarity\(rng=...\) is deprecated .* use random_state="):
+        old = stats_kv.similarity_test("man", "woman", method="monte carlo", n_draws=50, rng=3)
+    new = stats_kv.similarity_test("man", "woman", method="monte carlo", n_draws=50, random_state=3)
+    np.testing.assert_array_equal(old.draws, new.draws)
+    with pytest.warns(DeprecationWarning, match="sample_vectors"):
+        np.testing.assert_array_equal(stats_kv.sample_vectors(["man"], 5, rng=1),
+                                      stats_kv.sample_vectors(["man"], 5, random_state=1))
+    with pytest.raises(TypeError, match="both rng= and random_state="):
+        stats_kv.similarity_test("man", "woman", rng=1, random_state=1)
+
+
+def test_the_significance_level_alpha_is_confidence_level(stats_kv):
+    result = stats_kv.similarity_test("man", "woman")
+    with pytest.warns(DeprecationWarning, match="confidence_level="):
+        assert result.conf_int(0.1) == result.conf_int(confidence_level=0.9)
+    with pytest.warns(DeprecationWarning):
+        assert result.conf_int(alpha=0.1) == result.conf_int(confidence_level=0.9)
+    family = stats_kv.similarities_test([("man", "woman"), ("man", "boy")])
+    with pytest.warns(DeprecationWarning):
+        np.testing.assert_array_equal(family.summary_frame(0.2), family.summary_frame(confidence_level=0.8))
+    with pytest.warns(DeprecationWarning, match="significance_level="):
+        np.testing.assert_array_equal(family.correct("fdr_tsbky", alpha=0.1).pvalues_adjusted,
+                                      family.correct("fdr_tsbky", significance_level=0.1).pvalues_adjusted)
+
+
+def test_save_functions_took_the_object_first(small_model, tmp_path):
+    from glovev_ext.adapters import load_word2vec_with_covariances, save_word2vec_with_covariances
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(small_model)
+    with pytest.warns(DeprecationWarning, match=r"save_model\(directory, kv\)"):
+        glovev_ext.save_model(kv, tmp_path / "model")
+    np.testing.assert_array_equal(glovev_ext.load_model(tmp_path / "model")[0].vectors, kv.vectors)
+    with pytest.warns(DeprecationWarning, match=r"save_word2vec_with_covariances\(path, kv\)"):
+        save_word2vec_with_covariances(kv, tmp_path / "vectors.txt")
+    assert load_word2vec_with_covariances(tmp_path / "vectors.txt").index_to_key == kv.index_to_key
+
+
+def test_old_command_line_options_warn_and_work(capsys, tmp_path):
+    model = tmp_path / "model"
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(glovev_ext.load_default_corpus(max_documents=600)) + "\n", encoding="utf-8")
+    assert main(["fit", str(corpus), "--output", str(model), "--dim", "5", "--epochs", "1", "--threads", "1",
+                 "--seed", "3", "--quiet", "--min-count", "3"]) == 0
+    err = capsys.readouterr().err
+    for old, new in (("--dim", "--n-components"), ("--threads", "--n-jobs"), ("--seed", "--random-state")):
+        assert f"glovev: warning: {old} is deprecated and goes in glovev-ext 0.3; use {new}" in err
+    metadata = glovev_ext.load_model(model)[1]
+    assert metadata["glove"]["n_components"] == 5 and metadata["glove"]["random_state"] == 3
+    assert main(["similarity", str(model), "man", "woman", "--alpha", "0.1", "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    assert "use --confidence-level" in captured.err
+    low, high = glovev_ext.load_model(model)[0].similarity_test("man", "woman").conf_int(confidence_level=0.9)
+    assert f"{low:.6g}"[:6] in captured.out and f"{high:.6g}"[:6] in captured.out
