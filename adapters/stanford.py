@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -139,11 +140,17 @@ def _check_records(path, records: np.ndarray, first_record: int, n_words: int) -
                                  f"has {description}: ({record['word1']}, {record['word2']}, {record['value']})")
 
 
-def write_cooccurrence(path: str | os.PathLike, matrix, *, shuffle: bool = False, rng=None) -> None:
+def write_cooccurrence(path: str | os.PathLike, matrix, *, shuffle: bool = False, random_state=None,
+                       rng=None) -> None:
     """Write the positive entries of a matrix as C-tool records (1-based ids), atomically.
 
-    With ``shuffle`` the records are in random order, like ``cooccurrence.shuf.bin``.
+    With ``shuffle`` the records are in random order (seeded by ``random_state``), like
+    ``cooccurrence.shuf.bin``. ``rng`` is the deprecated name of ``random_state``.
     """
+    if rng is not None:
+        warnings.warn("write_cooccurrence(rng=...) is deprecated and will be removed in glovev-ext 0.3; use "
+                      "random_state=", DeprecationWarning, stacklevel=2)
+        random_state = rng
     entries = sp.coo_matrix(matrix)
     positive = entries.data > 0
     records = np.empty(int(positive.sum()), dtype=RECORD)
@@ -151,7 +158,7 @@ def write_cooccurrence(path: str | os.PathLike, matrix, *, shuffle: bool = False
     records["word2"] = entries.col[positive] + 1
     records["value"] = entries.data[positive]
     if shuffle:
-        np.random.default_rng(rng).shuffle(records)
+        np.random.default_rng(random_state).shuffle(records)
     with atomic_path(path) as temporary:
         records.tofile(temporary)
 

@@ -1,6 +1,6 @@
 """GloVe-V covariance throughput against this machine's own GEMM rate.
 
-Usage: python bench/covariance.py [--dims 100 300] [--epochs 2]
+Usage: python bench/covariance.py [--n-components 100 300] [--epochs 2]
 
 On the co-occurrences of gutenberg_us_10m (the embedded corpus when ../shared/data is absent),
 GloVe is trained for a few epochs at each D, then:
@@ -85,7 +85,7 @@ def cosine_variance(store, a: int, b: int, vectors: np.ndarray) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dims", type=int, nargs="+", default=[100, 300])
+    parser.add_argument("--n-components", type=int, nargs="+", default=[100, 300])
     parser.add_argument("--epochs", type=int, default=5)
     args = parser.parse_args()
     n_threads = os.cpu_count() or 1
@@ -94,7 +94,7 @@ def main() -> None:
     peak = gemm_rate()
     print(f"{label}: {X.shape[0]:,} words, {X.nnz:,} nonzeros; square GEMM on {n_threads} threads: "
           f"{peak / 1e9:.1f} GFLOP/s")
-    for dim in args.dims:
+    for dim in args.n_components:
         glove = glovev_ext.train_glove(X, dim, epochs=args.epochs, random_state=0, progress=False)
         fitter = WordFitter(X, glove.context_vectors, glove.context_biases, 100.0, 0.75)
         n_contexts = np.diff(X.indptr)

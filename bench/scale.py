@@ -1,6 +1,6 @@
 """The whole path on growing prefixes of gutenberg_us_31m: time and peak memory per stage, and Dask vs threads.
 
-Usage: python bench/scale.py [--dim 300] [--epochs 3] [--fractions 0.1 0.33 1] [--workdir /tmp]
+Usage: python bench/scale.py [--n-components 300] [--epochs 3] [--fractions 0.1 0.33 1] [--workdir /tmp]
        python bench/scale.py --compare-only 0.33   (just the Dask/threads comparison on that prefix)
 
 For each prefix (a fraction of the corpus's paragraphs; the embedded corpus when ../shared/data is
@@ -79,7 +79,7 @@ def _resident_bytes() -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dim", type=int, default=300)
+    parser.add_argument("--n-components", type=int, default=300)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.1, 0.33, 1.0])
     parser.add_argument("--workdir", default=tempfile.gettempdir())
@@ -88,8 +88,9 @@ def main() -> None:
     args = parser.parse_args()
     label, documents = corpus("gutenberg_us_31m")
     n_documents = sum(1 for _ in documents)
-    print(f"{label}: {n_documents:,} paragraphs; D={args.dim}, {args.epochs} epochs, covariances to float32 store "
-          f"files in {args.workdir}")
+    dim = args.n_components
+    print(f"{label}: {n_documents:,} paragraphs; D={dim}, {args.epochs} epochs, covariances to float32 store files "
+          f"in {args.workdir}")
 
     def prefix(fraction: float) -> glovev_ext.LineCorpus:
         return glovev_ext.LineCorpus(documents.source, max_documents=int(fraction * n_documents))
@@ -97,15 +98,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=args.workdir) as workdir:
         if args.compare_only is not None:
             X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(prefix(args.compare_only))
-            glove = glovev_ext.GloVeVEstimator(args.dim, epochs=args.epochs, random_state=0, covariance_storage="lazy",
+            glove = glovev_ext.GloVeVEstimator(dim, epochs=args.epochs, random_state=0, covariance_storage="lazy",
                                                progress=False).fit(X)
-            compare_backends(X, glove, Path(workdir), args.dim)
+            compare_backends(X, glove, Path(workdir), dim)
             return
         rows = []
         for fraction in args.fractions:
             path = Path(workdir) / f"prefix_{fraction}.cov"
             with MemorySampler() as memory:
-                fitted = glovev_ext.fit_corpus(prefix(fraction), n_components=args.dim, epochs=args.epochs,
+                fitted = glovev_ext.fit_corpus(prefix(fraction), n_components=dim, epochs=args.epochs,
                                                covariance_storage=path, covariance_dtype="float32", progress=False)
             stages = memory.stages({"count": fitted.seconds["count"], "train": fitted.seconds["train"],
                                     "covariances": fitted.seconds["covariances"]})
@@ -122,7 +123,7 @@ def main() -> None:
             path.unlink()
             if fraction == args.fractions[len(args.fractions) // 2]:
                 # here, not after the loop, so the larger prefixes' peaks do not carry this one's data
-                compare_backends(X, glove, Path(workdir), args.dim)
+                compare_backends(X, glove, Path(workdir), dim)
             del X, glove
         report_growth(rows)
 

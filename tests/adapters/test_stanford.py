@@ -34,7 +34,7 @@ def glove_parameters(model) -> glovev_ext.GloVeParameters:
 def c_tool_folder(tmp_path, vectorizer, X, model, text=False):
     words = list(X.words)
     write_vocab(tmp_path / "vocab.txt", words, vectorizer.word_counts_)
-    write_cooccurrence(tmp_path / "cooccurrence.shuf.bin", X, shuffle=True, rng=0)
+    write_cooccurrence(tmp_path / "cooccurrence.shuf.bin", X, shuffle=True, random_state=0)
     if text:
         write_vectors_text(tmp_path / "vectors.txt", words, glove_parameters(model))
     else:
