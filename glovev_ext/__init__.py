@@ -46,6 +46,7 @@ _RENAMED_MODULES = {
     "glovev_ext.evaluation": "glovev_ext.stats",
     "glovev_ext.results": "glovev_ext.stats",
     "glovev_ext.model_directory": "glovev_ext.saved_model",
+    "glovev_ext._covariance_kernel": "glovev_ext.covariance",  # named by lazy stores pickled by 0.1
 }
 install_renamed_modules(_RENAMED_MODULES)
 

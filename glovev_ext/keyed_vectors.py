@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -125,25 +126,15 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """Why ``key`` cannot enter a statistic with uncertainty, or None if it can."""
         if key not in self.key_to_index:
             return "not in the vocabulary"
-        row = self._store_row(self.get_index(key))
-        if row < 0:
-            return "no covariance: vector added or replaced"
-        if not self.covariance_store.has_covariance(row):
-            return f"no covariance: {self.covariance_store.n_contexts[row]} contexts, D = {self.vector_size}"
-        return None
+        return self._missing_covariance(self._store_row(self.get_index(key)))
 
     def covariance_row(self, key) -> int:
         """Row of ``key`` in :attr:`covariance_store`; raises if it has no covariance."""
         index = self.get_index(key)
         row = self._store_row(index)
-        if row < 0:
-            raise UndefinedCovarianceError(f"word {self.index_to_key[index]!r} has no covariance (its vector was "
-                                           "added or replaced after the covariances were computed)")
-        if not self.covariance_store.has_covariance(row):
-            raise UndefinedCovarianceError(
-                f"word {self.index_to_key[index]!r} has no covariance: it has "
-                f"{self.covariance_store.n_contexts[row]} contexts, and GloVe-V needs more than D = "
-                f"{self.vector_size}")
+        reason = self._missing_covariance(row)
+        if reason is not None:
+            raise UndefinedCovarianceError(f"word {self.index_to_key[index]!r} has {reason}")
         return row
 
     def aligned_covariance_store(self) -> CovarianceStore:
@@ -361,7 +352,10 @@ class KeyedVectorsWithVariance(KeyedVectors):
             If the file holds a plain gensim ``KeyedVectors`` (load it with ``KeyedVectors.load`` and
             use :meth:`from_keyed_vectors`).
         """
-        loaded = super().load(fname, mmap=mmap)
+        with warnings.catch_warnings():
+            # files of glovev-ext 0.1 name classes by its flat modules: loading one is not the caller's deprecated use
+            warnings.filterwarnings("ignore", message="the module glovev_ext", category=DeprecationWarning)
+            loaded = super().load(fname, mmap=mmap)
         if not isinstance(loaded, cls):
             raise TypeError(f"{fname} holds a {type(loaded).__name__}, not a {cls.__name__}: load it with "
                             f"{type(loaded).__name__}.load() and attach covariances with "
@@ -375,6 +369,15 @@ class KeyedVectorsWithVariance(KeyedVectors):
             self.covariance_store = None
         if not hasattr(self, "covariance_rows"):
             self.covariance_rows = np.full(len(self.vectors), _NO_COVARIANCE, np.int64)
+
+    def _missing_covariance(self, row: int) -> str | None:
+        """Why store row ``row`` (-1: none) gives no covariance, or None if it does."""
+        if row < 0:
+            return "no covariance: its vector was added or replaced after the covariances were computed"
+        if not self.covariance_store.has_covariance(row):
+            return (f"no covariance: {self.covariance_store.n_contexts[row]} contexts, and GloVe-V needs more than "
+                    f"D = {self.vector_size}")
+        return None
 
     def _store_row(self, index: int) -> int:
         """Store row of vectors row ``index`` (-1 for none, or for rows gensim added behind our back)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import gensim
 import numpy as np
@@ -81,9 +82,12 @@ def test_built_from_an_estimator_in_one_call(model, kv):
     word = model.words_[defined[3]]
     np.testing.assert_array_equal(kv.covariance(word), model.covariance_[int(defined[3])])
     assert kv.covariance([word, word]).shape == (2, DIM, DIM)
-    rare = model.words_[np.flatnonzero(~model.covariance_defined_)[0]]
+    undefined = int(np.flatnonzero(~model.covariance_defined_)[0])
+    rare = model.words_[undefined]
     assert not kv.has_covariance(rare)
-    with pytest.raises(UndefinedCovarianceError, match=re.escape(f"word {rare!r} has no covariance: it has")):
+    message = (f"word {rare!r} has no covariance: {model.n_contexts_[undefined]} contexts, and GloVe-V needs more "
+               "than D = 8")
+    with pytest.raises(UndefinedCovarianceError, match=re.escape(message)):
         kv.covariance(rare)
 
 
@@ -228,3 +232,12 @@ def test_whole_keyedvectors_draws_are_seeded_and_say_what_they_drop(kv):
     kept = kv.draw(keys=["man", rare], missing="keep")
     np.testing.assert_array_equal(kept[rare], kv[rare])
     assert len(list(kv.draws(20, random_state=1, keys=["man"]))) == 20
+
+
+def test_a_model_saved_by_glovev_ext_0_1_loads_and_gives_the_same_statistics(recwarn):
+    """tests/data/model_v0_1: ``save_model`` of glovev-ext 0.1.0 (D = 3, 2 epochs, random_state=0, n_jobs=1, on the
+    embedded corpus's first 300 paragraphs); 0.1.0 gave cos(',', 'and') the standard error below."""
+    kv, metadata = glovev_ext.load_model(Path(__file__).parent / "data" / "model_v0_1")
+    assert type(kv) is KeyedVectorsWithVariance and metadata["dim"] == 3 and len(kv) == 622
+    assert kv.similarity_test(",", "and").std_error == pytest.approx(1.7780229604372586, rel=1e-12)
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning) and "glovev_ext" in str(w.message)]

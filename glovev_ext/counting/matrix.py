@@ -55,7 +55,8 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
     Returns
     -------
     scipy.sparse.csr_matrix
-        float64, duplicates summed, explicit zeros removed, column indices sorted.
+        float64, duplicates summed, explicit zeros removed, column indices sorted. A sparse input
+        already in that form is not copied: the result shares its arrays (read them, do not write).
 
     Raises
     ------
@@ -66,7 +67,8 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
     if sp.issparse(X):
         if np.iscomplexobj(X.data):
             raise ValueError(f"Complex data not supported: {name} is complex")
-        matrix = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        # No copy yet: a canonical CSR matrix (what the vectorizer gives) is returned sharing its arrays.
+        matrix = sp.csr_matrix(X, dtype=np.float64)
     else:
         array = np.asarray(X)
         if np.iscomplexobj(array):
@@ -92,8 +94,11 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
         row, col = _entry_position(matrix, int(np.flatnonzero(negative)[0]))
         raise ValueError(f"Negative values in data: {name} holds {int(negative.sum())} negative entries, "
                          f"the first at ({row}, {col}): {matrix.data[negative][0]}")
-    matrix.sum_duplicates()
-    matrix.eliminate_zeros()
+    if not matrix.has_canonical_format or not matrix.data.all():
+        if sp.issparse(X):
+            matrix = matrix.copy()  # the caller's matrix is left as it was
+        matrix.sum_duplicates()
+        matrix.eliminate_zeros()
     if matrix.nnz == 0:
         raise ValueError(f"{name} has no positive entry: there is nothing to fit")
     return matrix

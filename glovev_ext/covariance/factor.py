@@ -144,11 +144,14 @@ class Factor:
         return unpack_lower(self.packed, self.dim)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """``(Sigma / sigma2) rhs``: ``H^{-1} rhs`` (or the pseudo-inverse's) for a Hessian's factor."""
+        """``(Sigma / sigma2) rhs``: ``H^{-1} rhs`` (or the pseudo-inverse's) for a Hessian's factor.
+
+        Two triangular products on the packed factor: ``F^{-T} F^{-1} rhs`` or ``F F^T rhs``.
+        """
+        y = self._packed_whiten(np.ascontiguousarray(rhs, dtype=np.float64))
         if self.kind == CHOLESKY:
-            return lapack.dpotrs(self.lower(), rhs, lower=1)[0]
-        lower = self.lower()
-        return lower @ (lower.T @ rhs)
+            return blas.dtpsv(self.dim, self.packed, y, lower=1, trans=1)
+        return blas.dtpmv(self.dim, self.packed, y, lower=1)
 
     def quad_form(self, g: np.ndarray) -> float:
         """``g^T Sigma g`` from the factor, without forming ``Sigma``."""

@@ -98,6 +98,7 @@ class CovarianceStore(SaveLoad):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = Lock()
+        self._cache = OrderedDict()  # computed factors are recomputed on demand, whatever version cached them
 
     @property
     def per_word(self) -> PerWord:

@@ -178,7 +178,9 @@ class WordFitter:
         optimum = shape.solve(rhs)
         vector = optimum if center_vector is None else center_vector
         bias = (target_sum - design_sum @ vector) / weight_sum if free_bias else center_bias
-        residuals = glove_residuals(vector, self.context_vectors[cols], bias, self.context_biases[cols], values)
+        # w . v_j from the weighted design already gathered: (s_j v_j) . w / s_j
+        products = (augmented[:, :dim] @ vector) / root_weights
+        residuals = glove_residuals(products, bias, self.context_biases[cols], values)
         sigma2 = float(residual_variance(weights @ residuals**2, n_contexts, dim, free_bias))
         delta = vector - optimum
         return WordFit(n_contexts, shape.with_sigma2(sigma2), optimum,

@@ -31,16 +31,19 @@ def glove_weights(values: np.ndarray, x_max: float = 100.0, alpha: float = 0.75)
     return np.where(values < x_max, (values / x_max) ** alpha, 1.0)
 
 
-def glove_residuals(center_vectors: np.ndarray, context_vectors: np.ndarray, center_biases, context_biases,
-                    values: np.ndarray) -> np.ndarray:
-    """``r_ij = w_i . v_j + b_i + c_j - log X_ij`` for entries whose parameters are gathered side by side.
+def glove_residuals(products, center_biases, context_biases, values: np.ndarray) -> np.ndarray:
+    """``r_ij = w_i . v_j + b_i + c_j - log X_ij`` of entries, given their products ``w_i . v_j``.
+
+    The products are an argument because callers hold the vectors differently: gathered per
+    entry (:func:`weighted_squared_residuals`) or as one word's weighted design matrix (the
+    per-word fits of ``glovev_ext.covariance``).
 
     Parameters
     ----------
-    center_vectors, context_vectors : ndarray, shape (..., D)
-        ``w_i`` and ``v_j`` of each entry; they broadcast (one centre vector against a word's
-        contexts, shape ``(D,)`` with ``(n, D)``).
+    products : ndarray, shape (...)
+        ``w_i . v_j`` of each entry.
     center_biases, context_biases : float or ndarray, shape (...)
+        ``b_i`` and ``c_j`` of each entry.
     values : ndarray, shape (...)
         Positive ``X_ij``.
 
@@ -48,8 +51,7 @@ def glove_residuals(center_vectors: np.ndarray, context_vectors: np.ndarray, cen
     -------
     ndarray
     """
-    return (np.einsum("...d,...d->...", center_vectors, context_vectors) + center_biases + context_biases
-            - np.log(values))
+    return products + center_biases + context_biases - np.log(values)
 
 
 def weighted_squared_residuals(cooccurrence: sp.spmatrix, center_vectors: np.ndarray, context_vectors: np.ndarray,
@@ -76,7 +78,8 @@ def weighted_squared_residuals(cooccurrence: sp.spmatrix, center_vectors: np.nda
     for start in range(0, values.size, _BLOCK):
         block = slice(start, start + _BLOCK)
         r, c, x = rows[block], cols[block], values[block]
-        residuals = glove_residuals(center_vectors[r], context_vectors[c], center_biases[r], context_biases[c], x)
+        products = np.einsum("ij,ij->i", center_vectors[r], context_vectors[c])
+        residuals = glove_residuals(products, center_biases[r], context_biases[c], x)
         out[block] = glove_weights(x, x_max, alpha) * residuals**2
     return out
 

@@ -34,16 +34,17 @@ def test_residuals_and_cost_equal_a_loop_over_the_entries(parameters):
         loop_residuals.append(residual)
         loop_squares.append(glove_weights(np.array([X[i, j]]))[0] * residual**2)
     rows, cols = X.nonzero()
-    np.testing.assert_allclose(glove_residuals(W[rows], C[cols], b[rows], c[cols], np.asarray(X[rows, cols]).ravel()),
+    products = np.einsum("ij,ij->i", W[rows], C[cols])
+    np.testing.assert_allclose(glove_residuals(products, b[rows], c[cols], np.asarray(X[rows, cols]).ravel()),
                                loop_residuals, rtol=1e-13)
     np.testing.assert_allclose(weighted_squared_residuals(X, W, C, b, c), loop_squares, rtol=1e-13)
     assert glove_cost(X, W, C, b, c) == pytest.approx(sum(loop_squares), rel=1e-13)
 
 
-def test_one_centre_vector_broadcasts_against_its_contexts(parameters):
+def test_one_centre_bias_broadcasts_against_its_contexts(parameters):
     X, W, C, b, c = parameters
     cols, values = X[2].indices, X[2].data
-    np.testing.assert_allclose(glove_residuals(W[2], C[cols], b[2], c[cols], values),
+    np.testing.assert_allclose(glove_residuals(C[cols] @ W[2], b[2], c[cols], values),
                                [W[2] @ C[j] + b[2] + c[j] - math.log(x) for j, x in zip(cols, values)], rtol=1e-13)
 
 

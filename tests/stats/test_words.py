@@ -54,7 +54,7 @@ def test_dropped_words_are_named_in_the_result_and_its_summary(stats_kv):
     result = stats_kv.cosine_bias_test(["he", "zzzz"], ["she"], ["strong", rare], missing="drop")
     assert result.dropped == ("zzzz (not in the vocabulary)",
                               f"{rare} (no covariance: {stats_kv.covariance_store.n_contexts[stats_kv.get_index(rare)]}"
-                              " contexts, D = 10)")
+                              " contexts, and GloVe-V needs more than D = 10)")
     assert "Dropped: zzzz (not in the vocabulary)" in str(result.summary())
     with pytest.raises(UndefinedCovarianceError, match="2 words cannot be used: zzzz .*pass missing='drop'"):
         stats_kv.cosine_bias_test(["he", "zzzz"], ["she"], ["strong", rare])
