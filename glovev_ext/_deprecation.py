@@ -12,6 +12,7 @@ import functools
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import sys
 import warnings
 from collections.abc import Callable, Mapping
@@ -19,10 +20,25 @@ from collections.abc import Callable, Mapping
 REMOVED_IN = "0.3"
 
 
-def warn_renamed(old: str, new: str, stacklevel: int = 3) -> None:
+def stacklevel_outside_package() -> int:
+    """The ``stacklevel`` of ``warnings.warn``, called by the caller of this function, that names the first frame
+    outside glovev_ext: the user's line, however many of the package's wrappers lie between."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1  # level 1: the function that calls warnings.warn
+    while frame.f_back is not None:
+        name = frame.f_code.co_filename
+        if not ("importlib" in name and "_bootstrap" in name):  # frames warnings.warn does not count either
+            if not os.path.abspath(name).startswith(package):
+                break
+            level += 1
+        frame = frame.f_back
+    return level
+
+
+def warn_renamed(old: str, new: str) -> None:
     """Warn that ``old`` is now ``new`` and goes in the next release."""
     warnings.warn(f"{old} is deprecated and will be removed in glovev-ext {REMOVED_IN}; use {new}",
-                  DeprecationWarning, stacklevel=stacklevel)
+                  DeprecationWarning, stacklevel=stacklevel_outside_package())
 
 
 def _confidence_from_alpha(alpha: float) -> float:
@@ -88,7 +104,7 @@ class _RenamedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         new = self.renamed[spec.name]
-        warn_renamed(f"the module {spec.name}", new, stacklevel=4)
+        warn_renamed(f"the module {spec.name}", new)
         return importlib.import_module(new)
 
     def exec_module(self, module) -> None:

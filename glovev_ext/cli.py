@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,12 +33,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     logging.getLogger("glovev_ext").setLevel(logging.WARNING if args.quiet else logging.INFO)
     try:
-        with logging_redirect_tqdm():
+        with logging_redirect_tqdm(), warnings.catch_warnings():
+            warnings.showwarning = _show_warning
             return args.run(args)
     except (FileNotFoundError, ValueError, TypeError, KeyError, ImportError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"glovev: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings on the command line: one line each, no source line."""
+    print(f"glovev: warning: {message}", file=sys.stderr)
 
 
 class _RenamedOption(argparse.Action):

@@ -43,8 +43,9 @@ def test_old_modules_as_attributes(monkeypatch):
 
 
 def test_rng_is_random_state(stats_kv):
-    with pytest.warns(DeprecationWarning, match=r"similarity\(rng=...\) is deprecated .* use random_state="):
+    with pytest.warns(DeprecationWarning, match=r"similarity\(rng=...\) is deprecated .* use random_state=") as caught:
         old = stats_kv.similarity_test("man", "woman", method="monte carlo", n_draws=50, rng=3)
+    assert caught[0].filename == __file__
     new = stats_kv.similarity_test("man", "woman", method="monte carlo", n_draws=50, random_state=3)
     np.testing.assert_array_equal(old.draws, new.draws)
     with pytest.warns(DeprecationWarning, match="sample_vectors"):

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .._deprecation import stacklevel_outside_package
 from ..covariance import Factor, UndefinedCovarianceError
 
 MISSING_CHOICES = ("raise", "drop")
@@ -70,7 +71,8 @@ def warn_transitional_drop(missing: str | None, dropped: Sequence[str], statisti
     if missing is None and dropped:
         warnings.warn(f"{statistic} dropped {_count(len(dropped), 'unusable item')} ({_listed(dropped, 3)}) because "
                       f"missing was not given; from glovev-ext 0.3 the default is missing={DEFAULT_MISSING!r}, as for "
-                      "every statistic: pass missing='drop' to keep dropping them", FutureWarning, stacklevel=3)
+                      "every statistic: pass missing='drop' to keep dropping them", FutureWarning,
+                      stacklevel=stacklevel_outside_package())
 
 
 def resolve(kv: EmbeddingWithCovariance, keys: Sequence) -> ResolvedWords:
