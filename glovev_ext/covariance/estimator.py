@@ -72,8 +72,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         Threads for training and covariances (None or 1: one; -1: all cores).
     covariance_storage : {"memory", "lazy"} or path, default="memory"
         Where the covariance factors live: in memory; computed for a word when first asked
-        (nothing stored for words never queried); or written at fit time to this file (atomic,
-        memory-mapped afterwards).
+        (nothing stored for words never queried; the store reads the matrix passed to ``fit``,
+        not a copy of it, when that matrix is already canonical CSR); or written at fit time to
+        this file (atomic, memory-mapped afterwards).
     covariance_dtype : {"float64", "float32"}, default="float64"
         dtype of the stored factors.
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
