@@ -219,8 +219,9 @@ def _run_fit(args: argparse.Namespace) -> int:
         model, kv = load_glove_folder(args.glove_folder, dim=args.n_components, x_max=args.x_max, alpha=args.alpha,
                                       n_jobs=args.n_jobs, progress=show_progress)
         print(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
+        reading = time.perf_counter() - started - sum(model.fit_seconds_.values())
         metadata = fit_metadata(source=f"Stanford GloVe output in {args.glove_folder}", estimator=model,
-                                vectorizer=None, seconds={"read": time.perf_counter() - started})
+                                vectorizer=None, seconds={"read": reading, **model.fit_seconds_})
     else:
         if args.corpus is None:
             corpus = load_default_corpus()

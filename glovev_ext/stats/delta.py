@@ -30,8 +30,7 @@ def delta_covariance(words: ResolvedWords, statistic: Statistic) -> tuple[np.nda
     contributions : ndarray, shape (k, m)
         ``g_i^T Sigma_i g_i`` for each word i and value: the variances are their column sums.
     """
-    if tuple(words.keys) != tuple(statistic.keys):
-        raise ValueError("the resolved words are not the statistic's keys")
+    words.check_keys(statistic.keys)
     jacobian = statistic.jacobian(words.vectors)
     covariance = np.zeros((jacobian.shape[0], jacobian.shape[0]))
     contributions = np.zeros((len(words.keys), jacobian.shape[0]))

@@ -12,7 +12,7 @@ from .delta import delta_covariance
 from .monte_carlo import draw_values
 from .results import DELTA, MONTE_CARLO, RECONSTRUCTION, InferenceResult, ResultFamily, check_alternative
 from .statistic import Statistic
-from .words import EmbeddingWithCovariance, resolve
+from .words import EmbeddingWithCovariance, ResolvedWords, resolve
 
 METHODS = ("delta", "monte carlo")
 
@@ -52,11 +52,19 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
     -------
     ResultFamily
     """
+    return estimate_resolved(resolve(kv, statistic.keys), statistic, method=method, null_values=null_values,
+                             alternative=alternative, n_draws=n_draws, random_state=random_state, dropped=dropped)
+
+
+def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str = "delta",
+                      null_values: Sequence[float] | float | None = None, alternative: str = "two-sided",
+                      n_draws: int = 2000, random_state=None, dropped: Sequence[str] = ()) -> ResultFamily:
+    """:func:`estimate` on words already resolved (``words.keys`` are ``statistic.keys``, in order)."""
     check_alternative(alternative)
     method = check_method(method)
+    words.check_keys(statistic.keys)
     m = len(statistic.names)
     nulls = np.zeros(m) if null_values is None else np.broadcast_to(np.asarray(null_values, float), (m,)).copy()
-    words = resolve(kv, statistic.keys)
     contributions = draws = None
     if method == "delta":
         values, covariance, contributions = delta_covariance(words, statistic)

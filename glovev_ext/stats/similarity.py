@@ -10,11 +10,11 @@ import pandas as pd
 from .._deprecation import RNG, renamed_keywords
 from ..covariance import UndefinedCovarianceError
 from .cosine import cosine_statistic, cosines
-from .estimation import estimate, wald_test
+from .estimation import estimate, estimate_resolved, wald_test
 from .monte_carlo import draw_values
 from .results import InferenceResult, NeighborsResult, ResultFamily
 from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, transitional_missing, usable,
-                    usable_groups, vectors_of, warn_transitional_drop)
+                    usable_groups, warn_transitional_drop)
 
 
 @renamed_keywords(rng=RNG)
@@ -116,11 +116,12 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
         warn_transitional_drop(missing, dropped, "nearest_neighbors")
     if len(candidates) < 2:
         raise ValueError(f"need at least two usable candidates, got {len(candidates)}")
-    base = vectors_of(kv, [word, *candidates])
-    order = np.argsort(-cosines(base, np.zeros(len(candidates), np.int64), np.arange(1, len(candidates) + 1)))
-    candidates = [candidates[i] for i in order]
-    family = estimate(kv, cosine_statistic([(word, c) for c in candidates], name=f"neighbours of {word}"),
-                      method=method, n_draws=n_draws, random_state=generator, dropped=dropped)
+    words = resolve(kv, [word, *candidates])
+    left, right = np.zeros(len(candidates), np.int64), np.arange(1, len(candidates) + 1)
+    words = words.take([0, *(np.argsort(-cosines(words.vectors, left, right)) + 1)])
+    candidates = list(words.keys[1:])
+    family = estimate_resolved(words, cosine_statistic([(word, c) for c in candidates], name=f"neighbours of {word}"),
+                               method=method, n_draws=n_draws, random_state=generator, dropped=dropped)
     m = len(candidates)
     steps = np.zeros((m - 1, m))
     steps[np.arange(m - 1), np.arange(m - 1)] = 1.0
@@ -130,9 +131,7 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
                             estimates=steps @ family.estimates, covariance=steps @ family.covariance @ steps.T,
                             alternative="larger", method=family.method, words=family.words, dropped=tuple(dropped),
                             draws=None if family.draws is None else family.draws @ steps.T)
-    left, right = np.zeros(m, np.int64), np.arange(1, m + 1)
-    ranks = draw_values(resolve(kv, [word, *candidates]),
-                        lambda drawn: np.argsort(np.argsort(-cosines(drawn, left, right), axis=1), axis=1),
+    ranks = draw_values(words, lambda drawn: np.argsort(np.argsort(-cosines(drawn, left, right), axis=1), axis=1),
                         n_draws, random_state=generator)
     probabilities = np.stack([(ranks == r).mean(axis=0) for r in range(m)], axis=1)
     rank_probabilities = pd.DataFrame(probabilities, index=candidates, columns=list(range(1, m + 1)))

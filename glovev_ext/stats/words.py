@@ -49,6 +49,17 @@ class ResolvedWords:
     vectors: np.ndarray
     factors: tuple
 
+    def check_keys(self, keys: Sequence) -> None:
+        """Refuse to stand for a statistic whose keys are not these words, in this order."""
+        if tuple(self.keys) != tuple(keys):
+            raise ValueError("the resolved words are not the statistic's keys")
+
+    def take(self, order: Sequence[int]) -> ResolvedWords:
+        """The words at positions ``order``, in that order."""
+        order = list(order)
+        return ResolvedWords(tuple(self.keys[i] for i in order), self.vectors[order],
+                             tuple(self.factors[i] for i in order))
+
 
 def check_missing(missing: str) -> str:
     """Validate a ``missing`` policy."""

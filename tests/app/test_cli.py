@@ -104,7 +104,9 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
         model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
     status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--output", tmp_path / "from_glove", "--quiet")
     assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
-    loaded = glovev_ext.load_model(tmp_path / "from_glove")[0]
+    loaded, metadata = glovev_ext.load_model(tmp_path / "from_glove")
+    assert set(metadata["seconds"]) == {"read", "train", "covariances"} and min(metadata["seconds"].values()) >= 0
+    assert metadata["counts"]["n_nonzeros"] == X.nnz and metadata["counting"] is None
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
     np.testing.assert_array_equal(loaded.covariance(word), model.covariance_[word])
     # the text output of -model 0 instead: its D comes from --dim

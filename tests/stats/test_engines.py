@@ -146,3 +146,17 @@ def test_weat_effect_size_interval_covers_at_nominal_rate(kv):
     words = list(dict.fromkeys(sum(SPEECH, [])))
     coverage = simulate_coverage(kv, weat_rows, words, 2000, np.random.default_rng(7))
     assert 0.935 <= coverage <= 0.965, coverage
+
+
+def test_resolved_words_must_be_the_statistics_keys_in_order(kv):
+    statistic = cosine_statistic([("man", "woman")])
+    words = resolve(kv, ["woman", "man"])
+    for engine in (lambda: delta_covariance(words, statistic),
+                   lambda: glovev_ext.stats.estimation.estimate_resolved(words, statistic, method="monte carlo")):
+        with pytest.raises(ValueError, match="not the statistic's keys"):
+            engine()
+    reordered = words.take([1, 0])
+    np.testing.assert_array_equal(reordered.vectors, vectors_of(kv, ["man", "woman"]))
+    assert reordered.factors == (words.factors[1], words.factors[0])
+    np.testing.assert_allclose(delta_covariance(reordered, statistic)[1],
+                               glovev_ext.estimate(kv, statistic).covariance, rtol=1e-14)
