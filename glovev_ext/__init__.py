@@ -25,8 +25,9 @@ from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus, fit_metadata
 from .saved_model import load_model, save_model
-from .stats import (InferenceResult, NeighborsResult, ResultFamily, Statistic, compare_biases, cosine_bias,
-                    cosine_bias_by_frequency, cosine_bias_statistic, cosine_statistic, estimate, evaluate_analogies,
+from .stats import (InferenceResult, NeighborsResult, ResultFamily, Statistic, compare_biases, coordinate_statistic,
+                    cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic, cosine_statistic, estimate,
+                    evaluate_analogies,
                     evaluate_word_pairs, nearest_neighbors, similarities, similarity, similarity_difference, stack,
                     wald_test, weat, weat_permutation_test, weat_statistic)
 
@@ -79,6 +80,7 @@ __all__ = [
     "atomic_path",
     "check_cooccurrence",
     "compare_biases",
+    "coordinate_statistic",
     "cosine_bias",
     "cosine_bias_by_frequency",
     "cosine_bias_statistic",

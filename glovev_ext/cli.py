@@ -17,10 +17,11 @@ from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .counting import LineCorpus, default_corpus_path, load_default_corpus
+from .covariance import CONDITIONING_CHOICES
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import fit_corpus, fit_metadata
+from .pipeline import fit_corpus, fit_metadata, n_singular, outside_optimum_region
 from .saved_model import load_model, save_model
-from .stats import DEFAULT_MISSING, MISSING_CHOICES
+from .stats import DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, SCALES
 
 _PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -84,6 +85,9 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--min-count", type=int, default=5, help="minimum word frequency (default 5)")
     fit.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words")
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
+    fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default="exact",
+                     help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
+                          "paper: the GloVe-V paper's pseudo-inverse, which understates variances (default exact)")
     _add_n_jobs(fit)
     _add_random_state(fit, "seeds training")
 
@@ -155,7 +159,13 @@ def _query(subcommands, name: str, run, summary: str):
 def _add_test_options(parser, alternative: bool = True, transitional_missing: bool = False) -> None:
     if alternative:
         parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided")
-    parser.add_argument("--method", choices=("delta", "monte carlo"), default="delta")
+    parser.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                        help="auto: the delta method where it agrees with Monte Carlo, else Monte Carlo (default auto)")
+    parser.add_argument("--reference", choices=("t", "normal"), default="t",
+                        help="t with Welch-Satterthwaite degrees of freedom, or the paper's normal (default t)")
+    parser.add_argument("--scale", choices=SCALES, default="bounded",
+                        help="bounded: intervals stay in the statistic's range (Fisher's z for cosines); linear: the "
+                             "paper's symmetric intervals (default bounded)")
     parser.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
     parser.add_argument("--alpha", type=float, dest="confidence_level", action=_RenamedOption,
                         new_option="--confidence-level", convert=lambda alpha: 1 - alpha)
@@ -192,7 +202,8 @@ def _words(value: str) -> list[str]:
     raise FileNotFoundError(f"word list {value!r} is neither a file nor a comma-separated list")
 
 
-def _emit(frame: pd.DataFrame, fmt: str, title: str = "") -> None:
+def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None) -> None:
+    """Print a table; in the table format also what ``result`` (a result object) rests on."""
     if fmt == "csv":
         print(frame.to_csv(), end="")
     elif fmt == "json":
@@ -202,6 +213,18 @@ def _emit(frame: pd.DataFrame, fmt: str, title: str = "") -> None:
             print(title)
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(frame.to_string(float_format=lambda x: f"{x:.4g}"))
+        if result is not None:
+            for line in _result_notes(result):
+                print(line)
+
+
+def _result_notes(result) -> list[str]:
+    """The lines under a result's summary table: its reference distribution, method and why, caveats."""
+    return str(result.summary().extra_txt).splitlines()
+
+
+def _inference_options(args: argparse.Namespace) -> dict:
+    return {"method": args.method, "use_t": args.reference == "t", "scale": args.scale}
 
 
 def _load(args) -> KeyedVectorsWithVariance:
@@ -234,7 +257,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         fitted = fit_corpus(corpus, n_components=args.n_components, epochs=args.epochs, window=args.window,
                             min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
                             x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
-                            progress=show_progress, source=source)
+                            conditioning=args.conditioning, progress=show_progress, source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         print(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
@@ -245,14 +268,28 @@ def _run_fit(args: argparse.Namespace) -> int:
         print(f"trained: D={args.n_components}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}  "
               f"[{seconds['train']:.1f} s]")
         kv, metadata = fitted.keyed_vectors, fitted.metadata
-    print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words "
-          f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch; the others have {kv.vector_size} "
-          f"or fewer contexts)  [{model.fit_seconds_['covariances']:.1f} s]")
+    few = int((model.n_contexts_ <= kv.vector_size).sum())
+    branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
+              if model.conditioning == "paper" else f"{n_singular(model):,} with a numerically singular H_i")
+    print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
+          f"{few:,} have {kv.vector_size} or fewer contexts)  [{model.fit_seconds_['covariances']:.1f} s]")
+    _print_premise(model)
     _print_uncertainty_by_frequency(kv)
     _print_evaluation(kv)
     directory = save_model(args.output, kv, metadata)
     print(f"saved: {directory}  (ask it: glovev similarity {directory} man woman)")
     return EXIT_OK
+
+
+def _print_premise(model) -> None:
+    """How far the trained vectors lie from the weighted-least-squares optima the covariances are centred on."""
+    distance = getattr(model, "optimum_distance_", None)
+    if distance is None:
+        return
+    share = outside_optimum_region(model)
+    print(f"trained vectors outside the 95 % region of their weighted-least-squares optimum: {share:.0%} "
+          f"(median Mahalanobis distance {np.nanmedian(distance):.1f}; GloVe-V assumes they coincide, "
+          "docs/method.md section 6)")
 
 
 def _print_uncertainty_by_frequency(kv: KeyedVectorsWithVariance) -> None:
@@ -284,24 +321,24 @@ def _print_evaluation(kv: KeyedVectorsWithVariance) -> None:
 def _run_similarity(args: argparse.Namespace) -> int:
     kv = _load(args)
     pair = (args.word1, args.word2)
-    options = dict(alternative=args.alternative, method=args.method, missing=args.missing,
-                   random_state=args.random_state)
+    options = dict(alternative=args.alternative, missing=args.missing, random_state=args.random_state,
+                   **_inference_options(args))
     if args.versus:
         result = kv.similarity_difference_test(pair, tuple(args.versus), **options)
     else:
         result = kv.similarity_test(*pair, null_value=args.null, **options)
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
-          f"{result.method}; uncertainty: {result.uncertainty}")
+          f"{result.method}; uncertainty: {result.uncertainty}", result)
     return EXIT_OK
 
 
 def _run_neighbors(args: argparse.Namespace) -> int:
     kv = _load(args)
     candidates = _words(args.candidates) if args.candidates else None
-    result = kv.nearest_neighbors_test(args.word, candidates, args.topn, method=args.method, missing=args.missing,
-                                       n_draws=args.draws, random_state=args.random_state)
+    result = kv.nearest_neighbors_test(args.word, candidates, args.topn, missing=args.missing, n_draws=args.draws,
+                                       random_state=args.random_state, **_inference_options(args))
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
-          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)")
+          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)", result.similarities)
     if args.plot:
         from .plots import plot_neighbors
         _save_figure(plot_neighbors(result, confidence_level=args.confidence_level), args.plot)
@@ -311,8 +348,8 @@ def _run_neighbors(args: argparse.Namespace) -> int:
 def _run_weat(args: argparse.Namespace) -> int:
     kv = _load(args)
     lists = [_words(value) for value in (args.x, args.y, args.a, args.b)]
-    family = kv.weat_test(*lists, ddof=args.ddof, missing=args.missing, method=args.method,
-                          alternative=args.alternative, random_state=args.random_state)
+    family = kv.weat_test(*lists, ddof=args.ddof, missing=args.missing, alternative=args.alternative,
+                          random_state=args.random_state, **_inference_options(args))
     permutation = kv.weat_permutation_test(*lists, missing=args.missing, n_permutations=args.permutations,
                                            random_state=args.random_state,
                                            alternative="larger" if args.alternative == "two-sided"
@@ -320,17 +357,17 @@ def _run_weat(args: argparse.Namespace) -> int:
     frame = family.summary_frame(confidence_level=args.confidence_level)
     frame["permutation p"] = [permutation.pvalue, permutation.pvalue]
     _emit(frame, args.format, f"WEAT, {family.method}; permutation test over {permutation.draws.size} "
-                              f"partitions ({permutation.alternative}); dropped: {len(family.dropped)}")
+                              f"partitions ({permutation.alternative}); dropped: {len(family.dropped)}", family)
     return EXIT_OK
 
 
 def _run_bias(args: argparse.Namespace) -> int:
     kv = _load(args)
     result = kv.cosine_bias_test(_words(args.group_a), _words(args.group_b), _words(args.attributes),
-                                 missing=args.missing, method=args.method, alternative=args.alternative,
-                                 random_state=args.random_state)
+                                 missing=args.missing, alternative=args.alternative, random_state=args.random_state,
+                                 **_inference_options(args))
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
-          f"cosine bias, {result.method}; dropped: {', '.join(result.dropped) or 'none'}")
+          f"cosine bias, {result.method}; dropped: {', '.join(result.dropped) or 'none'}", result)
     return EXIT_OK
 
 
@@ -340,7 +377,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     result = kv.evaluate_word_pairs_with_uncertainty(pairs, n_draws=args.draws, random_state=args.random_state,
                                                      missing=args.missing)
     _emit(result.summary_frame(), args.format, f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; "
-                                               f"{len(result.dropped)} pairs dropped")
+                                               f"{len(result.dropped)} pairs dropped", result)
     return EXIT_OK
 
 

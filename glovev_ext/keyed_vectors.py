@@ -374,10 +374,8 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """Why store row ``row`` (-1: none) gives no covariance, or None if it does."""
         if row < 0:
             return "no covariance: its vector was added or replaced after the covariances were computed"
-        if not self.covariance_store.has_covariance(row):
-            return (f"no covariance: {self.covariance_store.n_contexts[row]} contexts, and GloVe-V needs more than "
-                    f"D = {self.vector_size}")
-        return None
+        reason = self.covariance_store.missing_reason(row)
+        return None if reason is None else f"no covariance: {reason}"
 
     def _store_row(self, index: int) -> int:
         """Store row of vectors row ``index`` (-1 for none, or for rows gensim added behind our back)."""

@@ -11,6 +11,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+from scipy import stats
+
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
 from .covariance import GloVeVEstimator
@@ -48,14 +51,15 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
                learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-               progress: bool = True, source: str | None = None) -> FittedCorpus:
+               conditioning: str = "exact", progress: bool = True, source: str | None = None) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 
     Parameters
     ----------
     corpus : iterable of documents
         A :class:`~glovev_ext.LineCorpus`, a list of strings or of token lists, any gensim corpus.
-    n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype
+    n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype, \
+conditioning
         As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
     window, min_count, max_vocab_size, lowercase
         As for :class:`~glovev_ext.CooccurrenceVectorizer`.
@@ -72,7 +76,7 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                                         lowercase=lowercase, n_jobs=n_jobs, progress=progress)
     estimator = GloVeVEstimator(n_components, epochs=epochs, x_max=x_max, alpha=alpha, learning_rate=learning_rate,
                                 random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
-                                covariance_dtype=covariance_dtype, progress=progress)
+                                covariance_dtype=covariance_dtype, conditioning=conditioning, progress=progress)
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
     seconds = {"count": time.perf_counter() - started}
@@ -105,9 +109,9 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
     dict
         ``metadata_version``, ``glovev_ext_version``, ``source``, ``counting`` (window, min_count,
         max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
-        learning_rate, x_max, alpha, random_state; epochs is None for pretrained parameters),
-        ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
-        n_pseudo_inverse) and ``seconds``.
+        learning_rate, x_max, alpha, random_state, conditioning; epochs is None for pretrained
+        parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
+        n_singular, n_pseudo_inverse) and ``seconds``.
     """
     counting = None
     if vectorizer is not None:
@@ -122,11 +126,36 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         "glove": {"n_components": int(estimator.embedding_.shape[1]),
                   "epochs": None if pretrained else estimator.epochs,
                   "learning_rate": None if pretrained else estimator.learning_rate, "x_max": estimator.x_max,
-                  "alpha": estimator.alpha, "random_state": None if pretrained else random_state},
+                  "alpha": estimator.alpha, "random_state": None if pretrained else random_state,
+                  "conditioning": estimator.conditioning},
         "counts": {"n_documents": getattr(vectorizer, "n_documents_", None),
                    "n_tokens": getattr(vectorizer, "n_tokens_", None),
                    "n_words": int(estimator.n_features_in_), "n_nonzeros": int(estimator.n_contexts_.sum()),
                    "n_with_covariance": int(estimator.covariance_defined_.sum()),
+                   "n_singular": n_singular(estimator),
                    "n_pseudo_inverse": int(estimator.pseudo_inverse_.sum())},
         "seconds": {name: round(float(value), 3) for name, value in seconds.items()},
     }
+
+
+def n_singular(estimator: GloVeVEstimator) -> int:
+    """Words with more contexts than dimensions whose ``H_i`` is numerically singular (no covariance)."""
+    enough = estimator.n_contexts_ > estimator.embedding_.shape[1]
+    return int((enough & ~estimator.covariance_.defined).sum())
+
+
+def outside_optimum_region(estimator: GloVeVEstimator, confidence_level: float = 0.95) -> float:
+    """Share of words whose trained vector lies outside the ``confidence_level`` region of its WLS optimum.
+
+    The squared Mahalanobis distance over D follows an F distribution with D and ``|K_i| - D``
+    degrees of freedom if the trained vector were a draw of the optimum's estimator; the region
+    is where it is below that F quantile. Words without a distance (no covariance) are left out.
+    """
+    distance = estimator.optimum_distance_
+    dim = estimator.embedding_.shape[1]
+    dof = estimator.n_contexts_ - dim
+    known = np.isfinite(distance) & (dof > 0)
+    if not known.any():
+        return float("nan")
+    limit = dim * stats.f.ppf(confidence_level, dim, dof[known])
+    return float(np.mean(distance[known] ** 2 > limit))

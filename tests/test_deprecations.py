@@ -94,5 +94,6 @@ def test_old_command_line_options_warn_and_work(capsys, tmp_path):
     assert main(["similarity", str(model), "man", "woman", "--alpha", "0.1", "--format", "csv"]) == 0
     captured = capsys.readouterr()
     assert "use --confidence-level" in captured.err
-    low, high = glovev_ext.load_model(model)[0].similarity_test("man", "woman").conf_int(confidence_level=0.9)
+    low, high = glovev_ext.load_model(model)[0].similarity_test("man", "woman", random_state=0).conf_int(
+        confidence_level=0.9)
     assert f"{low:.6g}"[:6] in captured.out and f"{high:.6g}"[:6] in captured.out

@@ -236,8 +236,11 @@ def test_whole_keyedvectors_draws_are_seeded_and_say_what_they_drop(kv):
 
 def test_a_model_saved_by_glovev_ext_0_1_loads_and_gives_the_same_statistics(recwarn):
     """tests/data/model_v0_1: ``save_model`` of glovev-ext 0.1.0 (D = 3, 2 epochs, random_state=0, n_jobs=1, on the
-    embedded corpus's first 300 paragraphs); 0.1.0 gave cos(',', 'and') the standard error below."""
+    embedded corpus's first 300 paragraphs); 0.1.0 gave cos(',', 'and') the delta-method standard error below."""
     kv, metadata = glovev_ext.load_model(Path(__file__).parent / "data" / "model_v0_1")
     assert type(kv) is KeyedVectorsWithVariance and metadata["dim"] == 3 and len(kv) == 622
-    assert kv.similarity_test(",", "and").std_error == pytest.approx(1.7780229604372586, rel=1e-12)
+    paper = kv.similarity_test(",", "and", method="delta", use_t=False, scale="linear")
+    assert paper.std_error == pytest.approx(1.7780229604372586, rel=1e-12)
+    # the store of 0.1 knew no degrees of freedom: |K| - D from its context counts
+    assert kv.similarity_test(",", "and", method="delta").df < np.inf
     assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning) and "glovev_ext" in str(w.message)]

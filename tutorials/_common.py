@@ -56,7 +56,7 @@ def fitted_model() -> glovev_ext.KeyedVectorsWithVariance:
     counts = fitted.metadata["counts"]
     print(f"fitted in {sum(fitted.seconds.values()):.0f} s: {counts['n_tokens']:,} tokens, {counts['n_words']:,} "
           f"words, {counts['n_nonzeros']:,} nonzeros; {counts['n_with_covariance']:,} words with a covariance "
-          f"({counts['n_pseudo_inverse']:,} pseudo-inverse)")
+          f"({counts['n_singular']:,} with a numerically singular H_i)")
     return fitted.keyed_vectors
 
 

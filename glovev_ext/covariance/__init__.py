@@ -16,12 +16,13 @@ from .layout import PER_WORD_DTYPES, PerWord
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
                      threaded_runner)
 from .store import CovarianceStore, CovarianceStoreWriter, UndefinedCovarianceError
-from .wls import (INVERSE_ERROR_LIMIT, WordFit, WordFitter, is_ill_conditioned, residual_variance,
-                  residual_variances)
+from .wls import (CONDITIONING_CHOICES, INVERSE_ERROR_LIMIT, MAX_CONDITION, WordFit, WordFitter, estimated_condition,
+                  is_ill_conditioned, residual_variance, residual_variances)
 
 __all__ = [
     "BlockSummary",
     "CHOLESKY",
+    "CONDITIONING_CHOICES",
     "ConditionalFit",
     "CovarianceStore",
     "CovarianceStoreWriter",
@@ -29,6 +30,7 @@ __all__ = [
     "Factor",
     "GloVeVEstimator",
     "INVERSE_ERROR_LIMIT",
+    "MAX_CONDITION",
     "PENDING",
     "PER_WORD_DTYPES",
     "PSEUDO_INVERSE",
@@ -41,6 +43,7 @@ __all__ = [
     "WordFitter",
     "cost_balanced_blocks",
     "covariance_pass",
+    "estimated_condition",
     "fit_block",
     "is_ill_conditioned",
     "n_blocks_for",

@@ -100,20 +100,20 @@ def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
 
 
 def _transform_block(rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
-                     alpha: float) -> tuple[np.ndarray, np.ndarray]:
+                     alpha: float, conditioning: str) -> tuple[np.ndarray, np.ndarray]:
     """Weighted-least-squares vectors (free bias) and context counts of a block of co-occurrence rows."""
     with threadpool_limits(limits=1, user_api="blas"):
-        return free_row_vectors(WordFitter(rows, contexts, biases, x_max, alpha))
+        return free_row_vectors(WordFitter(rows, contexts, biases, x_max, alpha, conditioning))
 
 
 def dask_transform(client, rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
-                   alpha: float, n_workers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   alpha: float, conditioning: str, n_workers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`free_row_vectors` over blocks of ``rows`` on Dask; only the vectors come back."""
     with _connected(client, n_workers) as active:
         shared_contexts, shared_biases = active.scatter([contexts, biases], broadcast=True)
         bounds = list(range(0, rows.shape[0], _ROWS_PER_TASK)) + [rows.shape[0]]
         futures = [active.submit(_transform_block, rows[a:b], shared_contexts, shared_biases, x_max, alpha,
-                                 pure=False) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+                                 conditioning, pure=False) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
         parts = active.gather(futures)
     if not parts:
         return np.empty((0, contexts.shape[1])), np.empty(0, np.int64)

@@ -18,7 +18,7 @@ from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from .passes import covariance_pass, threaded_runner
 from .store import CovarianceStore, CovarianceStoreWriter
-from .wls import WordFitter, fit_free_rows, free_row_vectors, residual_variances
+from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors, residual_variances
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +53,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     ``fit`` trains GloVe with the Stanford C tool's algorithm (or takes already trained
     parameters) and then computes, for every word i with more contexts than dimensions, the
     covariance of its centre vector holding the context vectors and biases fixed:
-    ``Sigma_i = s2_i H_i^{-1}`` (method.md section 2; the pseudo-inverse when ``H_i`` is
-    ill-conditioned). Words with ``|K_i| <= D`` get no covariance and are flagged.
+    ``Sigma_i = s2_i H_i^{-1}`` (docs/method.md sections 2 and 6). Words with ``|K_i| <= D``, and
+    words whose ``H_i`` is numerically singular, get no covariance and are flagged with the reason.
 
     Parameters
     ----------
@@ -77,6 +77,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         this file (atomic, memory-mapped afterwards).
     covariance_dtype : {"float64", "float32"}, default="float64"
         dtype of the stored factors.
+    conditioning : {"exact", "paper"}, default="exact"
+        ``"exact"``: ``H_i^{-1}`` from its Cholesky factor whenever its estimated condition number
+        is at most 1e10 (the inverse is then accurate to about 1e-6 relative); a word above it gets
+        no covariance. ``"paper"``: the GloVe-V paper's rule, a pseudo-inverse dropping eigenvalues
+        below 1e-3 of the largest once ``cond(H_i) * eps > 1e-10``; it sets the directions of
+        largest variance to zero, so intervals of those words under-cover (results say so), and
+        is kept to reproduce the paper's numbers.
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
@@ -107,7 +114,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     covariance_defined_ : ndarray of bool, shape (V,)
         Words with a covariance (``|K_i| > D``).
     pseudo_inverse_ : ndarray of bool, shape (V,)
-        Words on the pseudo-inverse branch.
+        Words on the pseudo-inverse branch (``conditioning="paper"`` only).
+    condition_number_ : ndarray, shape (V,)
+        LAPACK's estimate of the 1-norm condition number of each ``H_i`` (inf where it is singular,
+        NaN with too few contexts or, with lazy storage, not computed yet).
     covariance_rank_ : ndarray of int, shape (V,)
         Rank kept: D, fewer on the pseudo-inverse branch, 0 without covariance (-1: lazy storage,
         not computed yet; these two arrays fill in as words are queried).
@@ -138,7 +148,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
                  learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-                 pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
+                 conditioning: str = "exact", pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
                  client=None, progress: bool = True):
         self.n_components = n_components
         self.x_max = x_max
@@ -149,6 +159,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.covariance_storage = covariance_storage
         self.covariance_dtype = covariance_dtype
+        self.conditioning = conditioning
         self.pretrained = pretrained
         self.backend = backend
         self.client = client
@@ -177,6 +188,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if dim >= n_words:
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
         x_max = check_positive_float(self.x_max, "x_max")
+        check_conditioning(self.conditioning)
         storage = self._check_storage()
         factor_dtype = np.dtype(self.covariance_dtype)
         if factor_dtype not in (np.float32, np.float64):
@@ -202,7 +214,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.words_ = None if words is None else np.asarray(list(words), dtype=object)
 
         trained = time.perf_counter()
-        fitter = WordFitter(matrix, self.context_embedding_, self.context_bias_, x_max, self.alpha)
+        fitter = WordFitter(matrix, self.context_embedding_, self.context_bias_, x_max, self.alpha, self.conditioning)
         if storage == "lazy":
             sigma2 = residual_variances(fitter, self.embedding_, self.bias_)
             self.covariance_ = CovarianceStore.lazy(fitter, self.embedding_, self.bias_, sigma2, words=self.words_)
@@ -212,13 +224,16 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
         self.covariance_defined_ = self.covariance_.defined
         self.covariance_rank_ = self.covariance_.rank
+        self.condition_number_ = self.covariance_.condition
         self.fit_seconds_ = {"train": trained - started, "covariances": time.perf_counter() - trained}
         if storage == "lazy":
             logger.info("GloVe-V: %d of %d words have a covariance (computed when queried)",
                         int(self.covariance_defined_.sum()), n_words)
         else:
-            logger.info("GloVe-V: %d of %d words have a covariance (%d on the pseudo-inverse branch)",
-                        int(self.covariance_defined_.sum()), n_words, int(self.pseudo_inverse_.sum()))
+            singular = int(((self.n_contexts_ > dim) & ~self.covariance_defined_).sum())
+            logger.info("GloVe-V: %d of %d words have a covariance (%d numerically singular, %d on the "
+                        "pseudo-inverse branch)", int(self.covariance_defined_.sum()), n_words, singular,
+                        int(self.pseudo_inverse_.sum()))
         return self
 
     @property
@@ -244,7 +259,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         Raises
         ------
         ValueError
-            For a row with ``D + 1`` or fewer contexts (the vector is not identified).
+            For a row with ``D + 1`` or fewer contexts, or (``conditioning="exact"``) a numerically
+            singular ``H``: the vector is not identified.
 
         Notes
         -----
@@ -256,14 +272,20 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.backend == "dask":
             from ._dask import dask_transform
             embedding, n_contexts = dask_transform(self.client, rows, self.context_embedding_, self.context_bias_,
-                                                   self.x_max, self.alpha, n_workers=resolve_n_jobs(self.n_jobs))
+                                                   self.x_max, self.alpha, self.conditioning,
+                                                   n_workers=resolve_n_jobs(self.n_jobs))
         else:
             embedding, n_contexts = free_row_vectors(WordFitter(rows, self.context_embedding_, self.context_bias_,
-                                                                self.x_max, self.alpha))
+                                                                self.x_max, self.alpha, self.conditioning))
         short = np.flatnonzero(n_contexts <= self.embedding_.shape[1] + 1)
         if short.size:
             raise ValueError(f"{short.size} rows have too few contexts to estimate a vector; row {short[0]} has "
                              f"{n_contexts[short[0]]}, and n_components + 1 = {self.n_components + 1} are needed")
+        singular = np.flatnonzero(np.isnan(embedding).any(axis=1))
+        if singular.size:
+            raise ValueError(f"{singular.size} rows have a numerically singular H (their contexts do not place the "
+                             f"vector along every direction), the first row {singular[0]}; conditioning='paper' "
+                             "gives them the pseudo-inverse's vector")
         return embedding
 
     def conditional_fit(self, X) -> ConditionalFit:
@@ -288,10 +310,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return rows
 
     def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
-        fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha))
+        fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
+                                        self.conditioning))
         dim = self.embedding_.shape[1]
         with CovarianceStoreWriter(len(fits), dim, sum(fit.factor is not None for fit in fits)) as writer:
             writer.per_word.n_contexts[:] = [fit.n_contexts for fit in fits]
+            writer.per_word.dof[:] = writer.per_word.n_contexts - dim - 1
+            writer.per_word.condition[:] = [fit.condition for fit in fits]
             for k, fit in enumerate(fits):
                 if fit.factor is not None:
                     writer.add(k, fit.factor)

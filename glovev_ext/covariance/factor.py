@@ -83,6 +83,12 @@ class Factor:
         Rank of ``Sigma``: D for an inverse, fewer for a pseudo-inverse or a rank-reducing map.
     sigma2 : float
         The residual variance (1 for covariances given whole).
+    dof : float
+        Degrees of freedom of ``sigma2`` (``|K_i| - D``; infinite when the covariance is taken as
+        known, e.g. read from a file that does not say).
+    understated : int
+        Directions the paper's pseudo-inverse set to zero variance (``D - rank`` for that kind, kept
+        through maps; 0 otherwise): along them the variance is understated.
     """
 
     kind: int
@@ -90,6 +96,8 @@ class Factor:
     dim: int
     rank: int
     sigma2: float = 1.0
+    dof: float = np.inf
+    understated: int = 0
 
     @classmethod
     def of_hessian(cls, hessian: np.ndarray, lower: np.ndarray | None, pseudo_inverse: bool) -> Factor:
@@ -102,7 +110,9 @@ class Factor:
             return cls(CHOLESKY, pack_lower(lower), dim, dim)
         eigenvalues, eigenvectors = np.linalg.eigh(hessian)
         kept = eigenvalues > EIGENVALUE_CUTOFF * eigenvalues[-1]
-        return cls._of_root(eigenvectors[:, kept] / np.sqrt(eigenvalues[kept]), PSEUDO_INVERSE, 1.0, int(kept.sum()))
+        rank = int(kept.sum())
+        root = cls._of_root(eigenvectors[:, kept] / np.sqrt(eigenvalues[kept]), PSEUDO_INVERSE, 1.0, rank)
+        return replace(root, understated=dim - rank)
 
     @classmethod
     def of_covariance(cls, covariance: np.ndarray) -> Factor:
@@ -131,13 +141,14 @@ class Factor:
         triangle[:r.shape[0]] = r
         return cls(kind, pack_lower(triangle.T), dim, numerical_rank(triangle) if rank is None else rank, sigma2)
 
-    def with_sigma2(self, sigma2: float) -> Factor:
-        """The same factor with residual variance ``sigma2``."""
-        return replace(self, sigma2=float(sigma2))
+    def with_sigma2(self, sigma2: float, dof: float | None = None) -> Factor:
+        """The same factor with residual variance ``sigma2`` (estimated with ``dof`` degrees of freedom)."""
+        return replace(self, sigma2=float(sigma2), dof=self.dof if dof is None else float(dof))
 
     def mapped(self, linear_map: np.ndarray) -> Factor:
         """The covariance of ``M w``: ``M Sigma M^T``, of kind ``TRANSFORMED`` (rank by :func:`numerical_rank`)."""
-        return self._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), TRANSFORMED, self.sigma2)
+        image = self._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), TRANSFORMED, self.sigma2)
+        return replace(image, dof=self.dof, understated=self.understated)
 
     def lower(self) -> np.ndarray:
         """``F`` as a D x D lower-triangular matrix."""

@@ -48,11 +48,14 @@ class BlockSummary:
     sigma2: np.ndarray
     optimum: np.ndarray
     distance: np.ndarray
+    condition: np.ndarray
+    understated: np.ndarray
 
     @classmethod
     def empty(cls, n_words: int, dim: int) -> BlockSummary:
         return cls(kind=np.zeros(n_words, np.int8), rank=np.zeros(n_words, np.int32), sigma2=np.full(n_words, np.nan),
-                   optimum=np.full((n_words, dim), np.nan), distance=np.full(n_words, np.nan))
+                   optimum=np.full((n_words, dim), np.nan), distance=np.full(n_words, np.nan),
+                   condition=np.full(n_words, np.nan), understated=np.zeros(n_words, np.int32))
 
     def as_arrays(self) -> dict[str, np.ndarray]:
         return dict(self.__dict__)
@@ -89,7 +92,7 @@ def n_blocks_for(n_words: int) -> int:
 
 def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, context_vectors: np.ndarray,
               context_biases: np.ndarray, center_vectors: np.ndarray, center_biases: np.ndarray,
-              block_factor_rows: np.ndarray, x_max: float, alpha: float) -> BlockSummary:
+              block_factor_rows: np.ndarray, x_max: float, alpha: float, conditioning: str = "exact") -> BlockSummary:
     """Fit the words of one block, writing each defined word's packed factor to its row of the factor array.
 
     Parameters
@@ -106,12 +109,13 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     block_factor_rows : ndarray of int
         Each word's row in the factor array (-1 for none).
     x_max, alpha : float
+    conditioning : {"exact", "paper"}
 
     Returns
     -------
     BlockSummary
     """
-    fitter = WordFitter(block_matrix, context_vectors, context_biases, x_max, alpha)
+    fitter = WordFitter(block_matrix, context_vectors, context_biases, x_max, alpha, conditioning)
     factors = factors_target if isinstance(factors_target, np.ndarray) else open_store_arrays(factors_target)["factors"]
     n_contexts = fitter.n_contexts()
     summary = BlockSummary.empty(n_contexts.size, fitter.dim)
@@ -120,7 +124,9 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
         fit = fitter.fit_word(k, float(center_biases[k]), center_vectors[k], scratch)
         summary.kind[k], summary.rank[k], summary.sigma2[k] = fit.kind, fit.rank, fit.sigma2
         summary.optimum[k], summary.distance[k] = fit.optimum, fit.distance
+        summary.condition[k] = fit.condition
         if fit.factor is not None:
+            summary.understated[k] = fit.factor.understated
             factors[block_factor_rows[k]] = fit.factor.packed
     if isinstance(factors, np.memmap):
         factors.flush()
@@ -197,6 +203,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     def absorb(k: int, summary: BlockSummary) -> None:
         rows = blocks[k]
         per_word.kind[rows], per_word.rank[rows], per_word.sigma2[rows] = summary.kind, summary.rank, summary.sigma2
+        per_word.condition[rows], per_word.understated[rows] = summary.condition, summary.understated
         optimum[rows], distance[rows] = summary.optimum, summary.distance
 
     done = destination.done()
@@ -204,7 +211,8 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
         absorb(k, destination.recorded(k))
     cost = word_costs(n_contexts, dim)
     tasks = ((k, (destination.target, matrix[rows[0]:rows[-1] + 1], fitter.context_vectors, fitter.context_biases,
-                  center_vectors[rows], center_biases[rows], per_word.factor_row[rows], fitter.x_max, fitter.alpha))
+                  center_vectors[rows], center_biases[rows], per_word.factor_row[rows], fitter.x_max, fitter.alpha,
+                  fitter.conditioning))
              for k, rows in enumerate(blocks) if k not in done)
     with tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
               desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress, leave=False) as bar:
@@ -275,7 +283,7 @@ class _ResumableFile:
     def finish(self, per_word: PerWord, dim: int, words) -> CovarianceStore:
         """Write the per-word arrays, move the file into place, drop the journal."""
         stored = open_store_arrays(self.partial)
-        per_word.copy_into(PerWord.of(stored))
+        per_word.copy_into(PerWord.of(stored, dim))
         flush(stored)
         del stored
         replace_atomically(self.partial, self.path)
@@ -290,5 +298,6 @@ def _fingerprint(matrix: sp.csr_matrix, fitter: WordFitter, center_vectors: np.n
     for array in (matrix.indptr, matrix.indices, matrix.data, fitter.context_vectors, fitter.context_biases,
                   center_vectors, center_biases):
         digest.update(np.ascontiguousarray(array).tobytes())
-    digest.update(repr((fitter.x_max, fitter.alpha, np.dtype(factor_dtype).str, n_blocks)).encode())
+    digest.update(repr((fitter.x_max, fitter.alpha, fitter.conditioning, np.dtype(factor_dtype).str,
+                        n_blocks)).encode())
     return digest.hexdigest()

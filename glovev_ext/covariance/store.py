@@ -11,10 +11,10 @@ import numpy as np
 from gensim.utils import SaveLoad
 
 from .._deprecation import RNG, renamed_keywords
-from .factor import CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
-from .layout import PER_WORD_DTYPES, PerWord
+from .factor import CHOLESKY, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
+from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
 from .store_file import read_header, written_store_file
-from .wls import WordFitter
+from .wls import WordFitter, singular_reason
 
 
 class UndefinedCovarianceError(ValueError):
@@ -98,11 +98,23 @@ class CovarianceStore(SaveLoad):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = Lock()
+        if "_kind" in state:  # a plain pickle; gensim attaches large arrays later, in _load_specials
+            self._fill_in_older_fields()
         self._cache = OrderedDict()  # computed factors are recomputed on demand, whatever version cached them
+
+    def _load_specials(self, *args, **kwargs) -> None:
+        """After gensim has attached the arrays saved beside the pickle: fill in what a 0.2 store lacks."""
+        super()._load_specials(*args, **kwargs)
+        self._fill_in_older_fields()
+
+    def _fill_in_older_fields(self) -> None:
+        if not hasattr(self, "_dof"):  # saved by glovev-ext 0.2 or earlier
+            for name, values in older_store_fields(self._kind, self._rank, self._n_contexts, self._dim).items():
+                setattr(self, "_" + name, values)
 
     @property
     def per_word(self) -> PerWord:
-        """The per-word arrays (kind, rank, n_contexts, sigma2, factor_row)."""
+        """The per-word arrays (kind, rank, n_contexts, sigma2, factor_row, dof, condition, understated)."""
         return PerWord(*(getattr(self, "_" + name) for name in PER_WORD_DTYPES))
 
     @property
@@ -152,6 +164,29 @@ class CovarianceStore(SaveLoad):
     def n_contexts(self) -> np.ndarray:
         """``|K_i|`` per word."""
         return self._n_contexts
+
+    @property
+    def dof(self) -> np.ndarray:
+        """Degrees of freedom of each word's residual variance (``|K_i| - D``; inf when taken as known)."""
+        return self._dof
+
+    @property
+    def condition(self) -> np.ndarray:
+        """Estimated condition number of each word's ``H_i`` (NaN where not computed, or not known)."""
+        return self._condition
+
+    def missing_reason(self, i: int) -> str | None:
+        """Why word index ``i`` has no covariance (None if it has one); a lazy store computes the word first."""
+        if self._kind[i] == PENDING:
+            try:
+                self._factor(i)
+            except UndefinedCovarianceError:
+                pass
+        if self._kind[i] != UNDEFINED:
+            return None
+        if self._dof[i] > 0 and self._n_contexts[i] > self._dim:
+            return singular_reason(float(self._condition[i]))
+        return f"{self._n_contexts[i]} contexts, and GloVe-V needs more than D = {self._dim}"
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -336,7 +371,7 @@ class CovarianceStore(SaveLoad):
                 with open(path, "rb") as stream:
                     stream.seek(offset)
                     arrays[name] = np.fromfile(stream, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
-        store = cls(PerWord.of(arrays), arrays["factors"], header["dim"], words=header["words"])
+        store = cls(PerWord.of(arrays, header["dim"]), arrays["factors"], header["dim"], words=header["words"])
         store._check_consistency(path)
         return store
 
@@ -365,22 +400,27 @@ class CovarianceStore(SaveLoad):
         """Word i's factor, computing it first in a lazy store."""
         kind = int(self._kind[i])
         if kind == UNDEFINED:
-            raise UndefinedCovarianceError(
-                f"{self._describe(i)} has no covariance: it has {self.n_contexts[i]} contexts, and GloVe-V "
-                f"needs more than D = {self._dim}")
+            raise UndefinedCovarianceError(f"{self._describe(i)} has no covariance: it has {self.missing_reason(i)}")
         if self._fitter is None:
             packed = np.asarray(self._factors[self._factor_row[i]], dtype=np.float64)
-            return Factor(kind, packed, self._dim, int(self._rank[i]), float(self._sigma2[i]))
+            return Factor(kind, packed, self._dim, int(self._rank[i]), float(self._sigma2[i]), float(self._dof[i]),
+                          int(self._understated[i]))
         with self._lock:
             cached = self._cache.get(i)
             if cached is not None:
                 self._cache.move_to_end(i)
                 return cached
-        # The store's sigma2 (vectorised over all words) is the one the estimator reports.
-        factor = self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i]).factor.with_sigma2(
-            self._sigma2[i])
+        fit = self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i])
         with self._lock:
-            self._kind[i], self._rank[i] = factor.kind, factor.rank
+            self._condition[i] = fit.condition
+            if fit.factor is None:
+                self._kind[i], self._rank[i] = UNDEFINED, 0
+        if fit.factor is None:
+            return self._factor(i)
+        # The store's sigma2 (vectorised over all words) is the one the estimator reports.
+        factor = fit.factor.with_sigma2(self._sigma2[i])
+        with self._lock:
+            self._kind[i], self._rank[i], self._understated[i] = factor.kind, factor.rank, factor.understated
             self._cache[i] = factor
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
@@ -390,7 +430,10 @@ class CovarianceStore(SaveLoad):
         """Turn a lazy store into an in-memory one by computing every defined word."""
         factors = np.empty((int((self._factor_row >= 0).sum()), packed_size(self._dim)))
         for i in np.flatnonzero(self.defined):
-            factors[self._factor_row[i]] = self._factor(int(i)).packed
+            try:
+                factors[self._factor_row[i]] = self._factor(int(i)).packed
+            except UndefinedCovarianceError:  # numerically singular: its row stays unused
+                factors[self._factor_row[i]] = 0.0
         self._factors = factors
         self._fitter = None
         self._cache.clear()

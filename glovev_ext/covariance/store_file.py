@@ -81,7 +81,7 @@ def written_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factor
         create_store_file(temporary, n_words, dim, n_factors, factor_dtype, words)
         arrays = open_store_arrays(temporary)
         try:
-            yield PerWord.of(arrays), arrays["factors"]
+            yield PerWord.of(arrays, dim), arrays["factors"]
             flush(arrays)
         finally:
             arrays.clear()

@@ -5,9 +5,12 @@ For word i with contexts ``K_i = {j : X_ij > 0}`` and ``V, b, c`` held at their 
 - ``H_i = sum_j f(X_ij) v_j v_j^T``  (``b_i`` is fixed, so it is not a parameter);
 - ``s2_i = sum_j f(X_ij) r_ij^2 / (|K_i| - D)`` with the GloVe residual ``r_ij``
   (:func:`glovev_ext.glove.glove_residuals`): :func:`residual_variance`;
-- ``Sigma_i = s2_i H_i^{-1}``, defined only when ``|K_i| > D``; the conditioning rule
-  (:func:`is_ill_conditioned`): when ``cond(H_i) * eps > 1e-10`` the inverse is the paper's
-  pseudo-inverse (:meth:`Factor.of_hessian <glovev_ext.covariance.factor.Factor.of_hessian>`);
+- ``Sigma_i = s2_i H_i^{-1}``, defined only when ``|K_i| > D`` and ``H_i`` is not numerically
+  singular. Two conditioning rules (``conditioning``): ``"exact"`` (the default, docs/method.md
+  section 6) inverts ``H_i`` from its Cholesky factor whenever LAPACK's estimate of its condition
+  number is at most :data:`MAX_CONDITION`, and gives a word above it no covariance;
+  ``"paper"`` (:func:`is_ill_conditioned`) switches to the paper's pseudo-inverse when
+  ``cond(H_i) * eps > 1e-10`` (:meth:`Factor.of_hessian <glovev_ext.covariance.factor.Factor.of_hessian>`);
 - ``w_i* = H_i^{-1} sum_j f(X_ij) (log X_ij - b_i - c_j) v_j``, the weighted-least-squares optimum
   the model assumes ``w_i`` to be, and the Mahalanobis distance of ``w_i`` from it,
   ``sqrt((w_i - w_i*)^T H_i (w_i - w_i*) / s2_i)``.
@@ -26,6 +29,11 @@ from ..glove import glove_residuals, glove_weights, weighted_squared_residuals
 from .factor import UNDEFINED, Factor
 
 INVERSE_ERROR_LIMIT = 1e-10
+# The inverse from a Cholesky factor has relative error about cond * eps (2e-6 at 1e10, measured in
+# tests/covariance/test_conditioning.py), far below what a standard error needs; above it a direction
+# of H is lost in rounding and the word's variance along it is unknown, not merely large.
+MAX_CONDITION = 1e10
+CONDITIONING_CHOICES = ("exact", "paper")
 _EPS = np.finfo(np.float64).eps
 _SCREEN_MARGIN = 30.0  # an estimated condition number this far below the threshold needs no exact test
 _ROUGH_ITERATIONS = 6  # power iterations before the first, one-sided, shifted Cholesky test
@@ -41,8 +49,19 @@ def residual_variance(weighted_squares_sum, n_contexts, dim: int, free_bias: boo
         return np.where(dof > 0, np.asarray(weighted_squares_sum, dtype=np.float64) / dof, np.nan)
 
 
-def is_ill_conditioned(hessian: np.ndarray, lower: np.ndarray, start: np.ndarray) -> bool:
-    """The conditioning rule: ``cond_2(H) * eps > INVERSE_ERROR_LIMIT``, decided without an eigendecomposition.
+def estimated_condition(hessian: np.ndarray, lower: np.ndarray, info: int) -> float:
+    """LAPACK's estimate of the 1-norm condition number of ``H`` from its Cholesky factor (inf if that failed).
+
+    A lower bound of ``cond_1(H)``, in practice within a factor 3 of it; ``cond_1 >= cond_2``.
+    """
+    if info != 0:
+        return np.inf
+    rcond, status = lapack.dpocon(lower, np.abs(hessian).sum(axis=0).max(), uplo="L")
+    return float(1.0 / rcond) if status == 0 and rcond > 0 else np.inf
+
+
+def is_ill_conditioned(hessian: np.ndarray, lower: np.ndarray, start: np.ndarray, condition: float) -> bool:
+    """The paper's conditioning rule: ``cond_2(H) * eps > INVERSE_ERROR_LIMIT``, decided without an eigendecomposition.
 
     LAPACK's estimate of the 1-norm condition number (a lower bound, in practice within a factor 3
     of it, and ``cond_1 >= cond_2``) clears a word far below the threshold. Otherwise the test is
@@ -58,10 +77,11 @@ def is_ill_conditioned(hessian: np.ndarray, lower: np.ndarray, start: np.ndarray
         Its Cholesky factor.
     start : ndarray, shape (D,)
         A starting vector for the power iteration.
+    condition : float
+        :func:`estimated_condition` of ``H``.
     """
     limit = INVERSE_ERROR_LIMIT / _EPS
-    rcond, info = lapack.dpocon(lower, np.abs(hessian).sum(axis=0).max(), uplo="L")
-    if info == 0 and rcond > 0 and _SCREEN_MARGIN / rcond < limit:
+    if _SCREEN_MARGIN * condition < limit:
         return False
     rough, vector = _largest_eigenvalue(hessian, start, max_iterations=_ROUGH_ITERATIONS)
     if _shift_breaks_cholesky(hessian, rough / limit):
@@ -85,6 +105,8 @@ class WordFit:
         Mahalanobis distance of the vector used for the residuals from the optimum.
     bias : float
         For a row fitted with a free bias, its estimated bias (else the fixed one).
+    condition : float
+        :func:`estimated_condition` of ``H_i`` (NaN with too few contexts).
     """
 
     n_contexts: int
@@ -92,6 +114,7 @@ class WordFit:
     optimum: np.ndarray
     distance: float
     bias: float = np.nan
+    condition: float = np.nan
 
     @property
     def kind(self) -> int:
@@ -117,15 +140,18 @@ class WordFitter:
     context_biases : ndarray, shape (V,)
     x_max, alpha : float
         Weighting function.
+    conditioning : {"exact", "paper"}, default="exact"
+        How an ill-conditioned ``H_i`` is treated (see the module docstring).
     """
 
     def __init__(self, cooccurrence: sp.csr_matrix, context_vectors: np.ndarray, context_biases: np.ndarray,
-                 x_max: float, alpha: float):
+                 x_max: float, alpha: float, conditioning: str = "exact"):
         self.cooccurrence = cooccurrence
         self.context_vectors = np.ascontiguousarray(context_vectors, dtype=np.float64)
         self.context_biases = np.asarray(context_biases, dtype=np.float64)
         self.x_max = x_max
         self.alpha = alpha
+        self.conditioning = check_conditioning(conditioning)
         self.dim = self.context_vectors.shape[1]
 
     def n_contexts(self) -> np.ndarray:
@@ -140,20 +166,24 @@ class WordFitter:
                             center_bias, center_vector, scratch)
 
     def fit_row(self, cols: np.ndarray, values: np.ndarray, center_bias: float | None,
-                center_vector: np.ndarray | None, scratch: np.ndarray | None = None) -> WordFit:
+                center_vector: np.ndarray | None, scratch: np.ndarray | None = None,
+                weights: np.ndarray | None = None) -> WordFit:
         """The GloVe-V quantities of a co-occurrence row given as (columns, positive values).
 
         With ``center_bias`` None the row's bias is estimated with its vector (a word outside the
         fit has none): the bias is profiled out of ``H`` and ``|K| - D - 1`` degrees of freedom
         remain. With ``center_vector`` None the residuals are taken at the optimum ``w*``.
         ``scratch``, if given, is a float64 buffer of at least ``(|K|, D + 2)`` to reuse.
+        ``weights`` replace ``f(values)`` (the model's weights are fixed, so a simulation of the
+        model holds them at the observed counts').
         """
         dim = self.dim
         n_contexts = cols.size
         free_bias = center_bias is None
         if n_contexts - dim - (1 if free_bias else 0) <= 0:
             return WordFit(n_contexts, None, np.full(dim, np.nan), np.nan, np.nan if free_bias else center_bias)
-        weights = glove_weights(values, self.x_max, self.alpha)
+        if weights is None:
+            weights = glove_weights(values, self.x_max, self.alpha)
         root_weights = np.sqrt(weights)
         target = root_weights * (np.log(values) - self.context_biases[cols] - (0.0 if free_bias else center_bias))
         if scratch is None or scratch.shape[0] < n_contexts or scratch.shape[1] != dim + 2:
@@ -173,8 +203,15 @@ class WordFitter:
             hessian = hessian.copy()
 
         lower, info = lapack.dpotrf(hessian, lower=1, clean=1)
-        ill = info != 0 or is_ill_conditioned(hessian, lower, gram[:dim, dim])
-        shape = Factor.of_hessian(hessian, lower, pseudo_inverse=ill)
+        condition = estimated_condition(hessian, lower, info)
+        if self.conditioning == "exact":
+            if condition > MAX_CONDITION:
+                return WordFit(n_contexts, None, np.full(dim, np.nan), np.nan,
+                               np.nan if free_bias else center_bias, condition)
+            shape = Factor.of_hessian(hessian, lower, pseudo_inverse=False)
+        else:
+            ill = info != 0 or is_ill_conditioned(hessian, lower, gram[:dim, dim], condition)
+            shape = Factor.of_hessian(hessian, lower, pseudo_inverse=ill)
         optimum = shape.solve(rhs)
         vector = optimum if center_vector is None else center_vector
         bias = (target_sum - design_sum @ vector) / weight_sum if free_bias else center_bias
@@ -183,8 +220,21 @@ class WordFitter:
         residuals = glove_residuals(products, bias, self.context_biases[cols], values)
         sigma2 = float(residual_variance(weights @ residuals**2, n_contexts, dim, free_bias))
         delta = vector - optimum
-        return WordFit(n_contexts, shape.with_sigma2(sigma2), optimum,
-                       _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias))
+        return WordFit(n_contexts, shape.with_sigma2(sigma2, n_contexts - dim - (1 if free_bias else 0)), optimum,
+                       _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias), condition)
+
+
+def check_conditioning(conditioning: str) -> str:
+    """Validate a conditioning rule."""
+    if conditioning not in CONDITIONING_CHOICES:
+        raise ValueError(f"conditioning must be one of {CONDITIONING_CHOICES}, got {conditioning!r}")
+    return conditioning
+
+
+def singular_reason(condition: float) -> str:
+    """Why a word with enough contexts has no covariance: its ``H_i`` is numerically singular."""
+    return (f"a numerically singular H (estimated condition number {condition:.2g} > {MAX_CONDITION:.0e}): "
+            "its contexts do not place the vector along every direction; train longer or lower n_components")
 
 
 def residual_variances(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray) -> np.ndarray:

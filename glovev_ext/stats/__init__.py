@@ -7,34 +7,47 @@
   container: :mod:`.delta` and :mod:`.monte_carlo`; :mod:`.estimation` runs either on a Statistic;
 - the paper's statistics: :mod:`.similarity` (cosines, differences, neighbours), :mod:`.weat`,
   :mod:`.permutation` (the classic WEAT test), :mod:`.bias` (Garg et al.), :mod:`.evaluation`;
-- :mod:`.results`: statsmodels-style results, all rendered through one path.
+- :mod:`.intervals`: the reference distribution (t, Welch-Satterthwaite) and the scale (bounded
+  statistics on atanh) that turn an estimate and its standard error into intervals and p-values;
+- :mod:`.results`: statsmodels-style results, all rendered through one path;
+- :mod:`.simulation`: coverage of the intervals by simulation with known truth.
 """
 
 from .bias import compare_biases, cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic
 from .cosine import (cosine_pair_gradients, cosine_product_gradient, cosine_statistic, cosines,
                      through_normalisation, unit_vector_jacobian)
-from .delta import delta_covariance
-from .estimation import estimate, wald_test
+from .delta import WordShares, delta_covariance
+from .estimation import AUTO_TOLERANCE, DEFAULT_METHOD, METHODS, estimate, wald_test
 from .evaluation import evaluate_analogies, evaluate_word_pairs, read_analogies, read_word_pairs
 from .monte_carlo import draw_values
 from .permutation import weat_permutation_test
 from .results import InferenceResult, NeighborsResult, ResultFamily
 from .similarity import nearest_neighbors, similarities, similarity, similarity_difference
-from .statistic import Statistic, numerical_jacobian, stack
+from .simulation import Coverage, RowSimulator, interval_coverage
+from .intervals import SCALES, welch_satterthwaite
+from .statistic import Statistic, coordinate_statistic, numerical_jacobian, stack
 from .weat import weat, weat_statistic
 from .words import (DEFAULT_MISSING, MISSING_CHOICES, EmbeddingWithCovariance, ResolvedWords, resolve, usable,
                     vectors_of)
 
 __all__ = [
+    "AUTO_TOLERANCE",
+    "Coverage",
+    "DEFAULT_METHOD",
     "DEFAULT_MISSING",
     "EmbeddingWithCovariance",
     "InferenceResult",
+    "METHODS",
     "MISSING_CHOICES",
     "NeighborsResult",
     "ResolvedWords",
     "ResultFamily",
+    "RowSimulator",
+    "SCALES",
     "Statistic",
+    "WordShares",
     "compare_biases",
+    "coordinate_statistic",
     "cosine_bias",
     "cosine_bias_by_frequency",
     "cosine_bias_statistic",
@@ -47,6 +60,7 @@ __all__ = [
     "estimate",
     "evaluate_analogies",
     "evaluate_word_pairs",
+    "interval_coverage",
     "nearest_neighbors",
     "numerical_jacobian",
     "read_analogies",
@@ -64,4 +78,5 @@ __all__ = [
     "weat",
     "weat_permutation_test",
     "weat_statistic",
+    "welch_satterthwaite",
 ]

@@ -10,15 +10,43 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
 COLUMNS = ("coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp.")
+T_COLUMNS = ("coef", "std err", "t", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.", "df")
 _SHOWN_DROPPED = 20
 
 
-def parameter_frame(names: Sequence, estimates, std_errors, statistics, pvalues, intervals) -> pd.DataFrame:
-    """The parameter table of one or several statistics, with statsmodels' column names."""
+def parameter_frame(names: Sequence, estimates, std_errors, statistics, pvalues, intervals,
+                    df=None) -> pd.DataFrame:
+    """The parameter table of one or several statistics, with statsmodels' column names.
+
+    With any finite degrees of freedom the statistic is a t (columns ``t``, ``P>|t|`` and ``df``,
+    inf for a normal row), else a z.
+    """
     intervals = np.asarray(intervals, dtype=float).reshape(len(names), 2)
-    values = (estimates, std_errors, statistics, pvalues, intervals[:, 0], intervals[:, 1])
-    return pd.DataFrame({column: np.asarray(value, dtype=float) for column, value in zip(COLUMNS, values)},
+    values = [estimates, std_errors, statistics, pvalues, intervals[:, 0], intervals[:, 1]]
+    columns = COLUMNS
+    if df is not None and np.isfinite(np.asarray(df, dtype=float)).any():
+        columns, values = T_COLUMNS, [*values, df]
+    return pd.DataFrame({column: np.asarray(value, dtype=float) for column, value in zip(columns, values)},
                         index=[str(name) for name in names])
+
+
+def reference_line(df, bounds: np.ndarray, scale: str) -> str:
+    """What the intervals and tests rest on: the reference distribution and the scale."""
+    df = np.asarray(df, dtype=float)
+    finite = df[np.isfinite(df)]
+    if finite.size == 0:
+        reference = "normal"
+    elif finite.size == df.size == 1:
+        reference = f"t with {finite[0]:.1f} degrees of freedom"
+    else:
+        reference = "t, degrees of freedom per row (df column)"
+    bounded = np.isfinite(bounds).all(axis=1)
+    if scale == "bounded" and bounded.any():
+        ranges = ", ".join(dict.fromkeys(f"[{low:g}, {high:g}]" for low, high in bounds[bounded]))
+        where = f"intervals and tests on atanh of the value mapped from its range {ranges} (they stay inside it)"
+    else:
+        where = "symmetric intervals on the statistic itself"
+    return f"Reference: {reference}; {where}"
 
 
 def notes(first: Sequence[str], uncertainty: str, words: Sequence, dropped: Sequence) -> list[str]:

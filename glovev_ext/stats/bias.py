@@ -9,7 +9,7 @@ import numpy as np
 
 from .._deprecation import RNG, renamed_keywords
 from .cosine import cosine_pair_gradients, scatter_rows, through_normalisation
-from .estimation import estimate
+from .estimation import DEFAULT_METHOD, estimate
 from .results import InferenceResult, ResultFamily
 from .statistic import Statistic, stack
 from .weat import positions
@@ -49,13 +49,15 @@ def cosine_bias_statistic(group_a: Sequence, group_b: Sequence, attributes: Sequ
                                      vectors.shape[0])
         return jacobian[None]
 
-    return Statistic("cosine bias", keys, ("cosine bias",), function, gradient)
+    # a difference of two means of cosines
+    return Statistic("cosine bias", keys, ("cosine bias",), function, gradient, (-2.0, 2.0))
 
 
 @renamed_keywords(rng=RNG)
 def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequence, attributes: Sequence, *,
-                missing: str = DEFAULT_MISSING, method: str = "delta", null_value: float = 0.0,
-                alternative: str = "two-sided", n_draws: int = 2000, random_state=None) -> InferenceResult:
+                missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, null_value: float = 0.0,
+                alternative: str = "two-sided", n_draws: int = 2000, random_state=None, use_t: bool = True,
+                scale: str = "bounded") -> InferenceResult:
     """Garg et al. cosine bias of attributes between two groups, with a GloVe-V standard error.
 
     Positive means the attributes are closer to group A (e.g. Asian surnames vs White surnames
@@ -66,11 +68,16 @@ def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequenc
     kv : KeyedVectorsWithVariance
     group_a, group_b, attributes : sequence of str
     missing : {"raise", "drop"}
-    method : {"delta", "monte carlo"}
+    method : {"auto", "delta", "monte carlo"}
+        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
+        with Monte Carlo and says which it used.
     null_value : float
     alternative : {"two-sided", "larger", "smaller"}
     n_draws : int
     random_state : None, int or numpy Generator
+    use_t, scale
+        t reference distributions and intervals that respect the statistic's range (see
+        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
 
     Returns
     -------
@@ -79,13 +86,14 @@ def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequenc
     (group_a, group_b, attributes), dropped = usable_lists(kv, (group_a, group_b, attributes), missing)
     family = estimate(kv, cosine_bias_statistic(group_a, group_b, attributes), method=method,
                       null_values=null_value, alternative=alternative, n_draws=n_draws, random_state=random_state,
-                      dropped=dropped)
+                      dropped=dropped, use_t=use_t, scale=scale)
     return family[0]
 
 
 @renamed_keywords(rng=RNG)
 def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statistic] | Sequence[Statistic], *,
-                   method: str = "delta", n_draws: int = 2000, random_state=None) -> ResultFamily:
+                   method: str = DEFAULT_METHOD, n_draws: int = 2000, random_state=None, use_t: bool = True,
+                   scale: str = "bounded") -> ResultFamily:
     """Several bias statistics with their joint covariance (word lists may overlap).
 
     Compare two with ``.difference(i, j)``; never by adding their variances. Every word of every
@@ -94,14 +102,14 @@ def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statist
     if isinstance(statistics, Mapping):
         statistics = [Statistic(name, s.keys, s.names, s.function, s.gradient) for name, s in statistics.items()]
     return estimate(kv, stack(list(statistics), name="bias comparison"), method=method, n_draws=n_draws,
-                    random_state=random_state)
+                    random_state=random_state, use_t=use_t, scale=scale)
 
 
 @renamed_keywords(rng=RNG)
 def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequence,
                              attributes: Sequence, *, n_bands: int = 3, counts: np.ndarray | None = None,
-                             missing: str = DEFAULT_MISSING, method: str = "delta", n_draws: int = 2000,
-                             random_state=None) -> list[InferenceResult]:
+                             missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, n_draws: int = 2000,
+                             random_state=None, use_t: bool = True, scale: str = "bounded") -> list[InferenceResult]:
     """The cosine bias recomputed with each group cut into frequency bands, most frequent first (paper Fig. 7a).
 
     Parameters
@@ -113,7 +121,7 @@ def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, gro
     counts : ndarray, optional
         Word frequencies by vocabulary index (the ``count`` attribute of ``kv`` by default).
     missing : {"raise", "drop"}
-    method, n_draws, random_state
+    method, n_draws, random_state, use_t, scale
         As for :func:`cosine_bias`.
 
     Returns
@@ -133,7 +141,7 @@ def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, gro
     for band, (part_a, part_b) in enumerate(zip(*(np.array_split(g, n_bands) for g in by_frequency)), 1):
         if len(part_a) and len(part_b):
             result = cosine_bias(kv, list(part_a), list(part_b), attributes, method=method, n_draws=n_draws,
-                                 random_state=random_state)
+                                 random_state=random_state, use_t=use_t, scale=scale)
             label = f"band {band}{' (most frequent)' if band == 1 and n_bands > 1 else ''}: " \
                     f"{len(part_a)} vs {len(part_b)} words"
             results.append(replace(result, name=label, dropped=tuple(dropped)))

@@ -17,6 +17,8 @@ import numpy as np
 
 from .statistic import Statistic
 
+COSINE_BOUNDS = (-1.0, 1.0)
+
 
 def cosines(vectors: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``cos(w_left[p], w_right[p])`` for index pairs, vectorised over leading axes: ``(..., p)``."""
@@ -93,4 +95,4 @@ def cosine_statistic(pairs: Sequence[tuple], name: str = "cosine similarity") ->
         return jacobian
 
     return Statistic(name, keys, tuple(f"cos({a}, {b})" for a, b in pairs),
-                     lambda vectors: cosines(vectors, left, right), gradient)
+                     lambda vectors: cosines(vectors, left, right), gradient, COSINE_BOUNDS)

@@ -9,12 +9,19 @@ import numpy as np
 
 from .._deprecation import RNG, renamed_keywords
 from .delta import delta_covariance
+from .intervals import check_alternative, check_scale, welch_satterthwaite
 from .monte_carlo import draw_values
-from .results import DELTA, MONTE_CARLO, RECONSTRUCTION, InferenceResult, ResultFamily, check_alternative
+from .results import DELTA, MONTE_CARLO, RECONSTRUCTION, InferenceResult, ResultFamily
 from .statistic import Statistic
 from .words import EmbeddingWithCovariance, ResolvedWords, resolve
 
-METHODS = ("delta", "monte carlo")
+METHODS = ("auto", "delta", "monte carlo")
+DEFAULT_METHOD = "auto"
+# method="auto" keeps the delta method while its standard errors are within this of Monte Carlo's
+AUTO_TOLERANCE = 0.03
+# a statistic's variance is "dominated" when at most two of its words carry this share of it
+DOMINANT_SHARE = 2 / 3
+_SHOWN_CAVEATS = 5
 
 
 def check_method(method: str) -> str:
@@ -22,14 +29,15 @@ def check_method(method: str) -> str:
     if method in ("monte-carlo", "mc"):
         return "monte carlo"
     if method not in METHODS:
-        raise ValueError(f"method must be 'delta' or 'monte carlo', got {method!r}")
+        raise ValueError(f"method must be 'auto', 'delta' or 'monte carlo', got {method!r}")
     return method
 
 
 @renamed_keywords(rng=RNG)
-def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str = "delta",
+def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str = DEFAULT_METHOD,
              null_values: Sequence[float] | float | None = None, alternative: str = "two-sided",
-             n_draws: int = 2000, random_state=None, dropped: Sequence[str] = ()) -> ResultFamily:
+             n_draws: int = 2000, random_state=None, dropped: Sequence[str] = (), use_t: bool = True,
+             scale: str = "bounded") -> ResultFamily:
     """All values of a statistic with their joint covariance, by the delta method or Monte Carlo.
 
     Parameters
@@ -37,9 +45,12 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
     kv : KeyedVectorsWithVariance
         Every word of ``statistic.keys`` must be in it with a covariance.
     statistic : Statistic
-    method : {"delta", "monte carlo"}
-        The delta method (smooth statistics) or draws (covariance from ``n_draws`` draws; the
-        estimate stays the value at the trained vectors).
+    method : {"auto", "delta", "monte carlo"}
+        ``"auto"`` (docs/method.md section 6) computes both and keeps the delta method when its
+        standard errors agree with Monte Carlo's within ``AUTO_TOLERANCE`` (3 %; judged with the
+        linearised statistic as a control variate), else Monte Carlo; the result says which and
+        why. Monte Carlo takes the covariance from ``n_draws`` draws; the estimate stays the value
+        at the trained vectors.
     null_values : float or sequence, optional
         Null values of the rows (0 by default).
     alternative : {"two-sided", "larger", "smaller"}
@@ -47,46 +58,165 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
     random_state : None, int or numpy Generator
     dropped : sequence of str
         Words the caller left out, reported in the result.
+    use_t : bool, default=True
+        t reference distributions with Welch-Satterthwaite degrees of freedom from the words'
+        ``|K_i| - D``; False: normal (the paper's).
+    scale : {"bounded", "linear"}, default="bounded"
+        ``"bounded"``: intervals and tests of bounded statistics on ``atanh`` of the value mapped to
+        (-1, 1) (Fisher's z for a cosine), so they stay inside the range; ``"linear"``: the
+        paper's symmetric intervals.
 
     Returns
     -------
     ResultFamily
+
+    Notes
+    -----
+    The paper's recipe is ``method="delta", use_t=False, scale="linear"`` (with covariances fitted
+    with ``conditioning="paper"``).
     """
     return estimate_resolved(resolve(kv, statistic.keys), statistic, method=method, null_values=null_values,
-                             alternative=alternative, n_draws=n_draws, random_state=random_state, dropped=dropped)
+                             alternative=alternative, n_draws=n_draws, random_state=random_state, dropped=dropped,
+                             use_t=use_t, scale=scale)
 
 
-def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str = "delta",
+def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str = DEFAULT_METHOD,
                       null_values: Sequence[float] | float | None = None, alternative: str = "two-sided",
-                      n_draws: int = 2000, random_state=None, dropped: Sequence[str] = ()) -> ResultFamily:
+                      n_draws: int = 2000, random_state=None, dropped: Sequence[str] = (), use_t: bool = True,
+                      scale: str = "bounded") -> ResultFamily:
     """:func:`estimate` on words already resolved (``words.keys`` are ``statistic.keys``, in order)."""
     check_alternative(alternative)
+    check_scale(scale)
     method = check_method(method)
     words.check_keys(statistic.keys)
     m = len(statistic.names)
     nulls = np.zeros(m) if null_values is None else np.broadcast_to(np.asarray(null_values, float), (m,)).copy()
-    contributions = draws = None
-    if method == "delta":
-        values, covariance, contributions = delta_covariance(words, statistic)
-        label = DELTA
-    else:
-        values = statistic.value(words.vectors)
-        draws = draw_values(words, statistic.function, n_draws, random_state).reshape(n_draws, m)
-        covariance = np.atleast_2d(np.cov(draws, rowvar=False))
-        label = MONTE_CARLO
+    values, covariance, shares = delta_covariance(words, statistic)
+    contributions = shares.contributions(np.eye(m))
+    df = welch_satterthwaite(contributions, shares.dofs) if use_t else np.full(m, np.inf)
+    draws = delta_cov = None
+    label, reason = DELTA, "delta method, as asked (method='delta')"
+    if method != "delta":
+        draws, drawn_covariance, judged = _monte_carlo_covariance(words, statistic, covariance, n_draws,
+                                                                  random_state, use_t)
+        if method == "monte carlo":
+            label, reason = MONTE_CARLO, f"Monte Carlo, as asked ({n_draws} draws)"
+        else:
+            label, reason = _auto_choice(statistic.names, np.diag(covariance), judged, n_draws)
+        if label == MONTE_CARLO:
+            delta_cov, covariance = covariance, drawn_covariance
+        else:
+            draws = None
+    caveats = (*_dominance(statistic.names, words.keys, contributions),
+               *_understated(words.keys, shares.understated, words.vectors.shape[1]))
     return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
                         null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
                         words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
-                        variance_contributions=contributions)
+                        variance_contributions=contributions, df=df, bounds=statistic.bounds, scale=scale,
+                        method_reason=reason, caveats=caveats, shares=shares, delta_covariance=delta_cov)
 
 
 @renamed_keywords(rng=RNG)
 def wald_test(kv: EmbeddingWithCovariance, statistic: Statistic, *, null_value: float = 0.0,
-              alternative: str = "two-sided", method: str = "delta", n_draws: int = 2000, random_state=None,
-              dropped: Sequence[str] = ()) -> InferenceResult:
+              alternative: str = "two-sided", method: str = DEFAULT_METHOD, n_draws: int = 2000, random_state=None,
+              dropped: Sequence[str] = (), use_t: bool = True, scale: str = "bounded") -> InferenceResult:
     """Wald test of a single-valued statistic (see :func:`estimate`)."""
     if len(statistic.names) != 1:
         raise ValueError(f"{statistic.name} has {len(statistic.names)} values; use estimate() for several")
     family = estimate(kv, statistic, method=method, null_values=null_value, alternative=alternative,
-                      n_draws=n_draws, random_state=random_state, dropped=dropped)
+                      n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
     return dataclasses.replace(family[0], name=statistic.name)
+
+
+def _monte_carlo_covariance(words: ResolvedWords, statistic: Statistic, delta: np.ndarray, n_draws: int,
+                            random_state, use_t: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Monte Carlo by one set of draws: the draws for intervals, the covariance, and the variances to judge the
+    delta method by.
+
+    The covariance is that of the statistic at normal draws of the vectors. The variances for the
+    judgement use the linearised statistic ``L = sum_i g_i . (w_i' - w_i)``, whose variance (the
+    delta method's) is known exactly, as a regression control variate: ``beta^2 Var(L) + Var(t - beta L)``
+    with ``beta`` the regression of ``t`` on ``L`` in the draws. Where the delta method is nearly right
+    this is far less noisy than the draws' own variance; where it is far off it is about as noisy,
+    and the gap is large anyway. The draws returned: with ``use_t`` each word's deviation ``S_i z``
+    scaled by ``sqrt(nu_i / chi2)`` (its t distribution), else the normal draws themselves.
+    """
+    m = len(statistic.names)
+    jacobian = statistic.jacobian(words.vectors)
+    base = words.vectors
+    generator = np.random.default_rng(random_state)
+    dofs = np.array([factor.dof for factor in words.factors], dtype=np.float64)
+    finite = np.isfinite(dofs) & use_t
+
+    def values_linear_part_and_t(drawn):
+        deviation = drawn - base
+        value = np.asarray(statistic.function(drawn), dtype=np.float64).reshape(drawn.shape[0], m)
+        linear = np.einsum("mkd,nkd->nm", jacobian, deviation)
+        if not finite.any():
+            return np.concatenate([value, linear, value], axis=1)
+        scales = np.ones((drawn.shape[0], dofs.size))
+        scales[:, finite] = np.sqrt(dofs[finite] / generator.chisquare(dofs[finite], (drawn.shape[0], finite.sum())))
+        heavy = np.asarray(statistic.function(base + deviation * scales[..., None]), dtype=np.float64)
+        return np.concatenate([value, linear, heavy.reshape(drawn.shape[0], m)], axis=1)
+
+    both = draw_values(words, values_linear_part_and_t, n_draws, generator)
+    normal, linear, draws = both[:, :m], both[:, m:2 * m], both[:, 2 * m:]
+    covariance = np.atleast_2d(np.cov(normal, rowvar=False))
+    centred_values, centred_linear = normal - normal.mean(axis=0), linear - linear.mean(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        beta = np.where(np.diag(delta) > 0, (centred_values * centred_linear).sum(axis=0)
+                        / (centred_linear**2).sum(axis=0), 0.0)
+    judged = beta**2 * np.diag(delta) + (centred_values - beta * centred_linear).var(axis=0, ddof=1)
+    return draws, covariance, judged
+
+
+def _auto_choice(names: Sequence[str], delta: np.ndarray, drawn: np.ndarray, n_draws: int) -> tuple[str, str]:
+    """The delta method if its standard errors are within ``AUTO_TOLERANCE`` of Monte Carlo's, else Monte Carlo.
+
+    ``delta`` and ``drawn`` are the two methods' variances of each value.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.abs(np.sqrt(delta / drawn) - 1)
+    gap = np.where(np.isnan(gap), 0.0, gap)
+    worst = int(np.argmax(gap))
+    if gap[worst] <= AUTO_TOLERANCE:
+        return DELTA, (f"delta method: its standard errors agree with {n_draws} Monte Carlo draws within "
+                       f"{gap[worst]:.1%} (method='auto' keeps it within {AUTO_TOLERANCE:.0%})")
+    return MONTE_CARLO, (f"Monte Carlo ({n_draws} draws): the delta method's standard error of {names[worst]} is "
+                         f"{gap[worst]:.0%} off the draws' (method='auto' keeps it only within "
+                         f"{AUTO_TOLERANCE:.0%})")
+
+
+def _dominance(names: Sequence[str], keys: Sequence, contributions: np.ndarray) -> list[str]:
+    """Lines naming the one or two words that carry ``DOMINANT_SHARE`` of a value's variance, among more words."""
+    lines = []
+    for row, name in enumerate(names):
+        column = contributions[:, row]
+        total = column.sum()
+        involved = int((column > 0).sum())
+        if total <= 0:
+            continue
+        order = np.argsort(-column)
+        for n_top in (1, 2):
+            share = column[order[:n_top]].sum() / total
+            if share >= DOMINANT_SHARE and involved > n_top:
+                who = " and ".join(f"{keys[i]!r} ({column[i] / total:.0%})" for i in order[:n_top])
+                lines.append(f"Variance of {name} dominated by {who}")
+                break
+    if len(lines) > _SHOWN_CAVEATS:
+        more = len(lines) - _SHOWN_CAVEATS
+        lines = [*lines[:_SHOWN_CAVEATS],
+                 f"... and {more} more values dominated by one or two words (see variance_contributions)"]
+    return lines
+
+
+def _understated(keys: Sequence, understated: np.ndarray, dim: int) -> list[str]:
+    """A line naming the words whose covariance the paper's pseudo-inverse understates."""
+    which = np.flatnonzero(understated > 0)
+    if not which.size:
+        return []
+    listed = ", ".join(f"{keys[i]!r} along {understated[i]} of {dim} directions" for i in which[:10])
+    more = f" and {which.size - 10} more words" if which.size > 10 else ""
+    line = (f"Variance understated (the paper's pseudo-inverse sets it to zero; fit with conditioning='exact' "
+            f"to avoid it): {listed}{more}")
+    return [line]

@@ -20,6 +20,9 @@ from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usab
                     warn_transitional_drop)
 
 
+_NOT_SMOOTH = "Monte Carlo: ranks are not smooth functions of the vectors, so the delta method does not apply"
+
+
 def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: bool = True) -> list[tuple]:
     """``(word1, word2, score)`` rows of a similarity benchmark file (gensim's format; ``#`` lines skipped)."""
     rows = []
@@ -84,7 +87,8 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     estimate = float(spearmanr(cosines(words.vectors, left, right), human)[0])
     draws = draw_values(words, spearman, n_draws, random_state)
     return InferenceResult.wald("Spearman correlation with human ratings", estimate, float(draws.std(ddof=1)),
-                                method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws)
+                                method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws, bounds=(-1.0, 1.0),
+                                scale="bounded", method_reason=_NOT_SMOOTH)
 
 
 def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tuple]:
@@ -151,4 +155,5 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     baseline = 1.0 / (len(candidates) - 3)
     return InferenceResult.wald(f"analogy accuracy ({len(kept)} questions, {len(candidates)} candidates)", estimate,
                                 float(draws.std(ddof=1)), null_value=baseline, alternative="larger",
-                                method=MONTE_CARLO, words=tuple(candidates), dropped=dropped, draws=draws)
+                                method=MONTE_CARLO, words=tuple(candidates), dropped=dropped, draws=draws,
+                                bounds=(0.0, 1.0), scale="bounded", method_reason=_NOT_SMOOTH)

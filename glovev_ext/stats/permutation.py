@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._deprecation import RNG, renamed_keywords
-from .results import PERMUTATION, WORD_LISTS, InferenceResult, check_alternative
+from .intervals import check_alternative
+from .results import PERMUTATION, WORD_LISTS, InferenceResult
 from .weat import positions, target_associations
 from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists, vectors_of
 

@@ -12,46 +12,22 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats
-from scipy.special import ndtr
 from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 from statsmodels.stats.multitest import multipletests
 
 from .._deprecation import positional_significance_level, renamed_keywords
-from ._summary import notes, parameter_frame, render
+from ._summary import notes, parameter_frame, reference_line, render
+from .delta import WordShares
+from .intervals import (UNBOUNDED, bounds_of, check_alternative, check_confidence_level, intervals, linear_bounds,
+                        percentile_bounds, percentile_pvalues, pvalue, scaled_errors, wald_statistics,
+                        welch_satterthwaite)
 
-ALTERNATIVES = ("two-sided", "larger", "smaller")
 DELTA = "delta method"
 MONTE_CARLO = "Monte Carlo"
 PERMUTATION = "permutation"
 RECONSTRUCTION = "GloVe-V reconstruction error (embedding uncertainty given the corpus)"
 WORD_LISTS = "word-list assignment (permutation of the target words)"
-
-
-def check_alternative(alternative: str) -> str:
-    """Validate ``alternative`` (statsmodels' spelling)."""
-    if alternative not in ALTERNATIVES:
-        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
-    return alternative
-
-
-def wald_pvalue(statistic, alternative: str):
-    """Normal p-value of a z statistic for the alternative."""
-    statistic = np.asarray(statistic, dtype=np.float64)
-    if alternative == "two-sided":
-        return 2 * ndtr(-np.abs(statistic))
-    if alternative == "larger":
-        return ndtr(-statistic)
-    return ndtr(statistic)
-
-
-def normal_intervals(estimates, std_errors, confidence_level: float) -> np.ndarray:
-    """``(m, 2)`` normal intervals ``estimate -+ q std_error`` at ``confidence_level``."""
-    _check_confidence_level(confidence_level)
-    q = stats.norm.ppf(0.5 + confidence_level / 2)
-    estimates, std_errors = np.atleast_1d(estimates), np.atleast_1d(std_errors)
-    return np.column_stack([estimates - q * std_errors, estimates + q * std_errors])
 
 
 @dataclass(frozen=True)
@@ -72,7 +48,7 @@ class InferenceResult:
         Value under the null hypothesis.
     alternative : {"two-sided", "larger", "smaller"}
     statistic : float
-        ``(estimate - null_value) / std_error`` (a Wald z), or the permutation test's statistic.
+        The Wald t (or z) statistic on the test scale, or the permutation test's statistic.
     pvalue : float
     method : str
         How the uncertainty was propagated ("delta method", "Monte Carlo", "permutation").
@@ -83,9 +59,26 @@ class InferenceResult:
     dropped : tuple of str
         Words left out (out of vocabulary or without covariance), by name.
     draws : ndarray or None
-        Monte Carlo draws of the statistic (or the permutation distribution).
+        Monte Carlo draws of the statistic (each word drawn from its t distribution with
+        ``use_t``), or the permutation distribution.
     variance_contributions : ndarray or None
-        Delta method: the variance each word of ``words`` contributes (they add up to the variance).
+        The variance each word of ``words`` contributes (delta method; they add up to its variance).
+    df : float
+        Degrees of freedom of the t reference distribution (inf: normal).
+    bounds : tuple of float
+        The range the statistic can attain (``(-inf, inf)`` if unbounded).
+    scale : {"bounded", "linear"}
+        Where intervals and tests are formed: ``"bounded"`` on ``atanh`` of the value mapped to
+        (-1, 1) (Fisher's z for a cosine), so intervals stay inside ``bounds``; ``"linear"`` on the
+        statistic itself (the paper's intervals).
+    method_reason : str
+        Why ``method`` was used (``method="auto"`` says what its diagnostic found).
+    caveats : tuple of str
+        What the reader must know: words that dominate the variance, covariances known to be
+        understated.
+    delta_std_error : float
+        The delta method's standard error when ``std_error`` is Monte Carlo's (NaN otherwise): the
+        Wald half of a Monte Carlo interval on the bounded scale (``glovev_ext.stats.intervals``).
     """
 
     name: str
@@ -101,27 +94,46 @@ class InferenceResult:
     dropped: tuple = ()
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)
     variance_contributions: np.ndarray | None = field(default=None, repr=False, compare=False)
+    df: float = np.inf
+    bounds: tuple = UNBOUNDED
+    scale: str = "linear"
+    method_reason: str = ""
+    caveats: tuple = ()
+    delta_std_error: float = np.nan
 
     @classmethod
     def wald(cls, name: str, estimate: float, std_error: float, *, null_value: float = 0.0,
              alternative: str = "two-sided", method: str = DELTA, words: Sequence = (), dropped: Sequence = (),
              draws: np.ndarray | None = None, uncertainty: str = RECONSTRUCTION,
-             variance_contributions: np.ndarray | None = None) -> InferenceResult:
-        """A Wald z-test of ``estimate == null_value``."""
+             variance_contributions: np.ndarray | None = None, df: float = np.inf, bounds: tuple = UNBOUNDED,
+             scale: str = "linear", method_reason: str = "", caveats: Sequence[str] = (),
+             delta_std_error: float = np.nan) -> InferenceResult:
+        """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
+
+        With Monte Carlo draws on the bounded scale, the test also asks the draws (see
+        ``glovev_ext.stats.intervals``).
+        """
         check_alternative(alternative)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = (estimate - null_value) / std_error
+        box = bounds_of(bounds, 1)
+        errors = _scale_errors(np.array([estimate]), np.array([std_error]), np.array([delta_std_error]), box, scale,
+                               method, draws)
+        statistic = float(wald_statistics(np.array([estimate]), errors, np.array([null_value]), box, scale)[0])
+        p = float(pvalue(statistic, df, alternative))
+        if _asks_the_draws(method, draws, scale):
+            p = max(p, float(percentile_pvalues(draws, [null_value], alternative)[0]))
         return cls(name=name, estimate=float(estimate), std_error=float(std_error), null_value=float(null_value),
-                   alternative=alternative, statistic=float(z), pvalue=float(wald_pvalue(z, alternative)),
-                   method=method, uncertainty=uncertainty, words=tuple(words), dropped=tuple(dropped), draws=draws,
-                   variance_contributions=variance_contributions)
+                   alternative=alternative, statistic=statistic, pvalue=p, method=method, uncertainty=uncertainty,
+                   words=tuple(words), dropped=tuple(dropped), draws=draws,
+                   variance_contributions=variance_contributions, df=float(df), bounds=tuple(map(float, box[0])),
+                   scale=scale, method_reason=method_reason, caveats=tuple(caveats),
+                   delta_std_error=float(delta_std_error))
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.statistic, self.pvalue))
 
     @positional_significance_level
     def conf_int(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
-        """Normal interval around the estimate at the trained vectors.
+        """Interval around the estimate at the trained vectors, on the result's scale and reference distribution.
 
         Parameters
         ----------
@@ -129,23 +141,33 @@ class InferenceResult:
 
         Notes
         -----
-        For Monte Carlo results the standard error is the spread of the draws; see
-        :meth:`percentile_interval` for the quantiles of the draws themselves.
+        On the bounded scale: ``g(estimate) -+ q se_g`` mapped back (``g`` the atanh of the value
+        rescaled to (-1, 1), ``q`` the t quantile, ``se_g = se g'(estimate)`` with the delta method's
+        ``se``); for Monte Carlo results joined with the draws' percentile interval
+        (``glovev_ext.stats.intervals``). On the linear scale: the paper's
+        ``estimate -+ q se``, with the draws' spread as ``se`` for Monte Carlo.
         """
         if self.method == PERMUTATION:
             raise ValueError("a permutation test gives a p-value, not a confidence interval")
-        low, high = normal_intervals(self.estimate, self.std_error, confidence_level)[0]
+        box = bounds_of(self.bounds, 1)
+        errors = _scale_errors(np.array([self.estimate]), np.array([self.std_error]),
+                               np.array([self.delta_std_error]), box, self.scale, self.method, self.draws)
+        interval = intervals(self.estimate, errors, self.df, box, self.scale, confidence_level)
+        if _asks_the_draws(self.method, self.draws, self.scale):
+            interval = _union(interval, percentile_bounds(self.draws, confidence_level))
+        low, high = interval[0]
         return float(low), float(high)
 
     @positional_significance_level
     def percentile_interval(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
         """The central ``confidence_level`` quantiles of the Monte Carlo draws.
 
-        These describe the statistic of perturbed vectors, whose noise pulls cosines and
-        correlations toward 0 (method.md section 3): the interval can miss the estimate at the
-        trained vectors, which :meth:`conf_int` is centred on.
+        These describe the statistic of perturbed vectors (each word's t distribution with
+        ``use_t``), whose noise pulls cosines and correlations toward 0 (docs/method.md section 3):
+        the interval can miss the estimate at the trained vectors. :meth:`conf_int` joins it with
+        the interval around the estimate.
         """
-        _check_confidence_level(confidence_level)
+        check_confidence_level(confidence_level)
         if self.draws is None or self.method != MONTE_CARLO:
             raise ValueError("only Monte Carlo results have draws")
         low, high = np.quantile(self.draws, [0.5 - confidence_level / 2, 0.5 + confidence_level / 2])
@@ -154,17 +176,17 @@ class InferenceResult:
     def variance_by_word(self) -> pd.Series:
         """Each word's share of the delta-method variance, largest first (which words make it uncertain)."""
         if self.variance_contributions is None:
-            raise ValueError("only delta-method results have per-word contributions")
+            raise ValueError("only results of a Statistic have per-word contributions")
         shares = pd.Series(self.variance_contributions / self.variance_contributions.sum(), index=list(self.words))
         return shares.sort_values(ascending=False).rename("share of variance")
 
     @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
-        """One-row table: estimate, std err, z, p-value and interval (statsmodels' column names)."""
+        """One-row table: estimate, std err, t (or z), p-value, interval and, for t, its degrees of freedom."""
         interval = ((np.nan, np.nan) if self.method == PERMUTATION
                     else self.conf_int(confidence_level=confidence_level))
         return parameter_frame([self.name], [self.estimate], [self.std_error], [self.statistic], [self.pvalue],
-                               [interval])
+                               [interval], [self.df])
 
     @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
@@ -178,14 +200,25 @@ class InferenceResult:
         return render(frame, f"{self.name}: {self.method}", self._notes())
 
     def to_contrast(self) -> ContrastResults:
-        """The result as statsmodels ``ContrastResults`` (normal distribution, two-sided p-value)."""
+        """The result as statsmodels ``ContrastResults`` (t with ``df``, or normal; two-sided p-value).
+
+        Its own ``conf_int`` is symmetric on the statistic; :meth:`conf_int` here respects the bounds.
+        """
+        if np.isfinite(self.df):
+            return ContrastResults(t=np.array([self.statistic]), effect=np.array([self.estimate]),
+                                   sd=np.array([self.std_error]), df_denom=self.df)
         return ContrastResults(effect=np.array([self.estimate]), sd=np.array([self.std_error]),
                                statistic=np.array([self.statistic]), distribution="norm")
 
     def _notes(self) -> list[str]:
-        null = ("no association (target labels exchangeable)" if self.method == PERMUTATION
-                else f"value = {self.null_value:g}")
-        return notes([f"H0: {null}, alternative: {self.alternative}"], self.uncertainty, self.words, self.dropped)
+        if self.method == PERMUTATION:
+            first = ["H0: no association (target labels exchangeable), alternative: " + self.alternative]
+        else:
+            first = [f"H0: value = {self.null_value:g}, alternative: {self.alternative}",
+                     reference_line([self.df], np.array([self.bounds]), self.scale)]
+        if self.method_reason:
+            first.append(f"Method: {self.method_reason}")
+        return notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped)
 
     def __str__(self) -> str:
         return str(self.summary())
@@ -216,7 +249,21 @@ class ResultFamily:
     draws : ndarray, shape (n, m), or None
         Monte Carlo draws (their spread gives the covariance).
     variance_contributions : ndarray, shape (len(words), m), or None
-        Delta method: each word's contribution to each row's variance.
+        Each word's delta-method contribution to each row's variance.
+    df : ndarray, shape (m,), or None
+        Degrees of freedom of each row's t reference distribution (None or inf: normal).
+    bounds : ndarray, shape (m, 2), or None
+        The range each row can attain (None: unbounded).
+    scale : {"bounded", "linear"}
+        Where intervals and tests are formed (see :class:`InferenceResult`).
+    method_reason : str
+    caveats : tuple of str
+    shares : WordShares or None
+        Each word's part of the covariance (delta method), from which contrasts get their degrees
+        of freedom.
+    delta_covariance : ndarray, shape (m, m), or None
+        The delta method's covariance when ``covariance`` is Monte Carlo's (the Wald half of the
+        intervals on the bounded scale); None otherwise.
     """
 
     name: str
@@ -233,11 +280,22 @@ class ResultFamily:
     pvalues_adjusted: np.ndarray | None = field(default=None, repr=False)
     draws: np.ndarray | None = field(default=None, repr=False, compare=False)
     variance_contributions: np.ndarray | None = field(default=None, repr=False, compare=False)
+    df: np.ndarray | None = field(default=None, repr=False)
+    bounds: np.ndarray | None = field(default=None, repr=False)
+    scale: str = "linear"
+    method_reason: str = ""
+    caveats: tuple = ()
+    shares: WordShares | None = field(default=None, repr=False, compare=False)
+    delta_covariance: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         check_alternative(self.alternative)
+        m = len(self.names)
         if self.null_values is None:
-            object.__setattr__(self, "null_values", np.zeros(len(self.names)))
+            object.__setattr__(self, "null_values", np.zeros(m))
+        object.__setattr__(self, "df", np.full(m, np.inf) if self.df is None
+                           else np.broadcast_to(np.asarray(self.df, dtype=np.float64), (m,)).copy())
+        object.__setattr__(self, "bounds", bounds_of(self.bounds, m))
 
     def __len__(self) -> int:
         return len(self.names)
@@ -247,13 +305,23 @@ class ResultFamily:
         return np.sqrt(np.diag(self.covariance))
 
     @property
+    def _scale_errors(self) -> np.ndarray:
+        """Standard errors on the test scale."""
+        delta = None if self.delta_covariance is None else np.sqrt(np.diag(self.delta_covariance))
+        return _scale_errors(self.estimates, self.std_errors, delta, self.bounds, self.scale, self.method, self.draws)
+
+    @property
     def statistics(self) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (self.estimates - self.null_values) / self.std_errors
+        """Wald t (or z) statistics on the test scale."""
+        return wald_statistics(self.estimates, self._scale_errors, self.null_values, self.bounds, self.scale)
 
     @property
     def pvalues(self) -> np.ndarray:
-        return wald_pvalue(self.statistics, self.alternative)
+        """p-values (with Monte Carlo draws on the bounded scale: the larger of the Wald and the draws')."""
+        wald = pvalue(self.statistics, self.df, self.alternative)
+        if _asks_the_draws(self.method, self.draws, self.scale):
+            return np.maximum(wald, percentile_pvalues(self.draws, self.null_values, self.alternative))
+        return wald
 
     def __getitem__(self, k: int | str) -> InferenceResult:
         k = self.names.index(k) if isinstance(k, str) else k
@@ -262,7 +330,11 @@ class ResultFamily:
         return InferenceResult.wald(self.names[k], self.estimates[k], self.std_errors[k],
                                     null_value=self.null_values[k], alternative=self.alternative,
                                     method=self.method, words=self.words, dropped=self.dropped, draws=draws,
-                                    uncertainty=self.uncertainty, variance_contributions=contributions)
+                                    uncertainty=self.uncertainty, variance_contributions=contributions,
+                                    df=self.df[k], bounds=tuple(self.bounds[k]), scale=self.scale,
+                                    method_reason=self.method_reason, caveats=self.caveats,
+                                    delta_std_error=(np.nan if self.delta_covariance is None
+                                                     else float(np.sqrt(self.delta_covariance[k, k]))))
 
     @renamed_keywords(alpha=("significance_level", None))
     def correct(self, method: str, significance_level: float = 0.05) -> ResultFamily:
@@ -278,19 +350,43 @@ class ResultFamily:
         adjusted = multipletests(self.pvalues, alpha=significance_level, method=method)[1]
         return replace(self, correction=method, pvalues_adjusted=adjusted)
 
+    def linear(self, weights: np.ndarray, names: Sequence[str], name: str, alternative: str = "two-sided",
+               null_values: Sequence[float] | float | None = None) -> ResultFamily:
+        """The family of ``weights @ estimates`` (``(r, m)`` weights) with its joint covariance.
+
+        Bounds follow from the rows' bounds; degrees of freedom from each word's share of the new
+        variances (Welch-Satterthwaite), when the rows had t distributions.
+        """
+        weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+        if weights.shape[1] != len(self):
+            raise ValueError(f"weights must have {len(self)} columns, got shape {weights.shape}")
+        shares = None if self.shares is None else self.shares.mapped(weights)
+        contributions = None if shares is None else shares.contributions(np.eye(weights.shape[0]))
+        if contributions is not None and np.isfinite(self.df).any():
+            df = welch_satterthwaite(contributions, shares.dofs)
+        else:
+            df = np.full(weights.shape[0], np.inf)
+        nulls = (np.zeros(weights.shape[0]) if null_values is None
+                 else np.broadcast_to(np.asarray(null_values, float), (weights.shape[0],)).copy())
+        return ResultFamily(name=name, names=tuple(names), estimates=weights @ self.estimates,
+                            covariance=weights @ self.covariance @ weights.T, null_values=nulls,
+                            alternative=alternative, method=self.method, uncertainty=self.uncertainty,
+                            words=self.words, dropped=self.dropped,
+                            draws=None if self.draws is None else self.draws @ weights.T,
+                            variance_contributions=contributions, df=df,
+                            bounds=linear_bounds(weights, self.bounds), scale=self.scale,
+                            method_reason=self.method_reason, caveats=self.caveats, shares=shares,
+                            delta_covariance=(None if self.delta_covariance is None
+                                              else weights @ self.delta_covariance @ weights.T))
+
     def contrast(self, weights: Sequence[float], name: str | None = None, null_value: float = 0.0,
                  alternative: str = "two-sided") -> InferenceResult:
         """Wald test of ``sum_k weights[k] * estimate[k] == null_value`` with the joint covariance."""
         weights = np.asarray(weights, dtype=np.float64)
         if weights.shape != (len(self),):
             raise ValueError(f"weights must have {len(self)} entries, got shape {weights.shape}")
-        estimate = float(weights @ self.estimates)
-        std_error = float(np.sqrt(weights @ self.covariance @ weights))
-        draws = None if self.draws is None else self.draws @ weights
         label = name or " ".join(f"{w:+g}*[{n}]" for w, n in zip(weights, self.names) if w != 0)
-        return InferenceResult.wald(label, estimate, std_error, null_value=null_value, alternative=alternative,
-                                    method=self.method, words=self.words, dropped=self.dropped, draws=draws,
-                                    uncertainty=self.uncertainty)
+        return self.linear(weights[None], [label], label, alternative, null_value)[0]
 
     def difference(self, first: int | str, second: int | str, alternative: str = "two-sided") -> InferenceResult:
         """Test of ``estimate[first] - estimate[second] == 0`` with the joint covariance."""
@@ -302,14 +398,20 @@ class ResultFamily:
 
     @positional_significance_level
     def conf_int(self, *, confidence_level: float = 0.95) -> np.ndarray:
-        """``(m, 2)`` normal intervals around the estimates (Monte Carlo: with the draws' spread)."""
-        return normal_intervals(self.estimates, self.std_errors, confidence_level)
+        """``(m, 2)`` intervals around the estimates, on the family's scale and reference distributions.
+
+        See :meth:`InferenceResult.conf_int`.
+        """
+        interval = intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
+        if _asks_the_draws(self.method, self.draws, self.scale):
+            interval = _union(interval, percentile_bounds(self.draws, confidence_level))
+        return interval
 
     @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The table of rows; with a correction, adjusted p-values in a named column."""
         frame = parameter_frame(self.names, self.estimates, self.std_errors, self.statistics, self.pvalues,
-                                self.conf_int(confidence_level=confidence_level))
+                                self.conf_int(confidence_level=confidence_level), self.df)
         if self.correction is not None:
             frame[f"P adj. ({self.correction})"] = self.pvalues_adjusted
         return frame
@@ -317,15 +419,19 @@ class ResultFamily:
     @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary`` of the family."""
-        first = [f"alternative: {self.alternative}"]
+        first = [f"alternative: {self.alternative}", reference_line(self.df, self.bounds, self.scale)]
         if self.correction is not None:
             first.insert(0, f"P adj. ({self.correction}): p-values adjusted for {len(self)} tests with "
                             f"multipletests(method={self.correction!r})")
+        if self.method_reason:
+            first.append(f"Method: {self.method_reason}")
         return render(self.summary_frame(confidence_level=confidence_level), f"{self.name}: {self.method}",
-                      notes(first, self.uncertainty, self.words, self.dropped))
+                      notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped))
 
     def to_contrast(self) -> ContrastResults:
-        """The rows as statsmodels ``ContrastResults`` (normal, two-sided)."""
+        """The rows as statsmodels ``ContrastResults`` (two-sided; t when every row has finite df)."""
+        if np.isfinite(self.df).all():
+            return ContrastResults(t=self.statistics, effect=self.estimates, sd=self.std_errors, df_denom=self.df)
         return ContrastResults(effect=self.estimates, sd=self.std_errors, statistic=self.statistics,
                                distribution="norm")
 
@@ -380,15 +486,32 @@ class NeighborsResult:
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """Neighbour table as a statsmodels ``Summary``."""
         family = self.similarities
+        first = [reference_line(family.df, family.bounds, family.scale)]
+        if family.method_reason:
+            first.append(f"Method: {family.method_reason}")
         return render(self.summary_frame(confidence_level=confidence_level),
                       f"Nearest neighbours of {self.word!r}: {family.method}, "
                       f"{self.n_draws} Monte Carlo draws for ranks",
-                      notes([], family.uncertainty, family.words, family.dropped))
+                      notes([*first, *family.caveats], family.uncertainty, family.words, family.dropped))
 
     def __str__(self) -> str:
         return str(self.summary())
 
 
-def _check_confidence_level(confidence_level: float) -> None:
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+def _scale_errors(estimates: np.ndarray, std_errors: np.ndarray, delta_std_errors: np.ndarray | None,
+                  bounds: np.ndarray, scale: str, method: str, draws: np.ndarray | None) -> np.ndarray:
+    """Standard errors on the test scale, ``se * g'(estimate)``: with the delta method's ``se`` for Monte Carlo on
+    the bounded scale (when known), else the result's own."""
+    if _asks_the_draws(method, draws, scale) and delta_std_errors is not None and not np.isnan(delta_std_errors).any():
+        std_errors = delta_std_errors
+    return scaled_errors(estimates, std_errors, bounds, scale)
+
+
+def _asks_the_draws(method: str, draws: np.ndarray | None, scale: str) -> bool:
+    """Whether intervals and tests also use the draws' percentiles (Monte Carlo on the bounded scale)."""
+    return method == MONTE_CARLO and draws is not None and scale == "bounded"
+
+
+def _union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The smallest intervals holding both (rows of lower and upper bounds)."""
+    return np.column_stack([np.minimum(first[:, 0], second[:, 0]), np.maximum(first[:, 1], second[:, 1])])

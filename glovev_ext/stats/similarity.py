@@ -10,7 +10,7 @@ import pandas as pd
 from .._deprecation import RNG, renamed_keywords
 from ..covariance import UndefinedCovarianceError
 from .cosine import cosine_statistic, cosines
-from .estimation import estimate, estimate_resolved, wald_test
+from .estimation import DEFAULT_METHOD, estimate, estimate_resolved, wald_test
 from .monte_carlo import draw_values
 from .results import InferenceResult, NeighborsResult, ResultFamily
 from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, transitional_missing, usable,
@@ -19,8 +19,8 @@ from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, res
 
 @renamed_keywords(rng=RNG)
 def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float = 0.0, alternative: str = "two-sided",
-               method: str = "delta", missing: str = DEFAULT_MISSING, n_draws: int = 2000,
-               random_state=None) -> InferenceResult:
+               method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
+               random_state=None, use_t: bool = True, scale: str = "bounded") -> InferenceResult:
     """Cosine similarity of two words' centre vectors, with its standard error and Wald test.
 
     Parameters
@@ -29,13 +29,18 @@ def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float =
     word1, word2 : str
     null_value : float, default=0
     alternative : {"two-sided", "larger", "smaller"}
-    method : {"delta", "monte carlo"}
+    method : {"auto", "delta", "monte carlo"}
+        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
+        with Monte Carlo and says which it used.
     missing : {"raise", "drop"}
         The policy for unusable words; a cosine needs both words, so either way an unusable word
         is an error that names it.
     n_draws : int
         Draws for Monte Carlo.
     random_state : None, int or numpy Generator
+    use_t, scale
+        t reference distributions and intervals that respect the statistic's range (see
+        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
 
     Returns
     -------
@@ -43,13 +48,14 @@ def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float =
     """
     _refuse_any_unusable(kv, [word1, word2], missing, f"cos({word1}, {word2})")
     return wald_test(kv, cosine_statistic([(word1, word2)], name=f"cos({word1}, {word2})"), null_value=null_value,
-                     alternative=alternative, method=method, n_draws=n_draws, random_state=random_state)
+                     alternative=alternative, method=method, n_draws=n_draws, random_state=random_state,
+                     use_t=use_t, scale=scale)
 
 
 @renamed_keywords(rng=RNG)
-def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = "delta",
+def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = DEFAULT_METHOD,
                  missing: str = DEFAULT_MISSING, alternative: str = "two-sided", n_draws: int = 2000,
-                 random_state=None) -> ResultFamily:
+                 random_state=None, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
     """Cosine similarities of several word pairs with their joint covariance.
 
     Pairs sharing a word are correlated; compare them with ``.difference(i, j)`` or any
@@ -64,23 +70,24 @@ def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method:
     if not kept:
         raise ValueError(f"no pair is usable; dropped: {', '.join(dropped)}")
     return estimate(kv, cosine_statistic(kept, name="cosine similarities"), method=method, alternative=alternative,
-                    n_draws=n_draws, random_state=random_state, dropped=dropped)
+                    n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
 
 
 @renamed_keywords(rng=RNG)
 def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tuple, *, alternative: str = "two-sided",
-                          method: str = "delta", missing: str = DEFAULT_MISSING, n_draws: int = 2000,
-                          random_state=None) -> InferenceResult:
+                          method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
+                          random_state=None, use_t: bool = True, scale: str = "bounded") -> InferenceResult:
     """Test ``cos(pair1) - cos(pair2) == 0`` with the joint covariance (e.g. doctor-surgeon vs doctor-dentist)."""
     _refuse_any_unusable(kv, [*pair1, *pair2], missing, "a difference of two similarities")
-    family = similarities(kv, [pair1, pair2], method=method, n_draws=n_draws, random_state=random_state)
+    family = similarities(kv, [pair1, pair2], method=method, n_draws=n_draws, random_state=random_state, use_t=use_t,
+                          scale=scale)
     return family.difference(0, 1, alternative=alternative)
 
 
 @renamed_keywords(rng=RNG)
 def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | None = None, topn: int = 10, *,
-                      method: str = "delta", missing: str | None = None, n_draws: int = 2000,
-                      random_state=None) -> NeighborsResult:
+                      method: str = DEFAULT_METHOD, missing: str | None = None, n_draws: int = 2000,
+                      random_state=None, use_t: bool = True, scale: str = "bounded") -> NeighborsResult:
     """The nearest neighbours of ``word`` among ``candidates`` (or the whole vocabulary), with uncertainty.
 
     Parameters
@@ -92,7 +99,9 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
         covariance.
     topn : int
         Neighbours kept when ``candidates`` is None.
-    method : {"delta", "monte carlo"}
+    method : {"auto", "delta", "monte carlo"}
+        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
+        with Monte Carlo and says which it used.
         For the similarities and adjacent tests; rank distributions are always Monte Carlo.
     missing : {"raise", "drop"} or None
         The policy for unusable candidates (``word`` itself must be usable). None, the default of
@@ -101,6 +110,9 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     n_draws : int
     random_state : None, int or numpy Generator
         Seeds the rank draws (and Monte Carlo similarities); one generator serves both.
+    use_t, scale
+        t reference distributions and intervals that respect the statistic's range (see
+        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
 
     Returns
     -------
@@ -121,16 +133,14 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     words = words.take([0, *(np.argsort(-cosines(words.vectors, left, right)) + 1)])
     candidates = list(words.keys[1:])
     family = estimate_resolved(words, cosine_statistic([(word, c) for c in candidates], name=f"neighbours of {word}"),
-                               method=method, n_draws=n_draws, random_state=generator, dropped=dropped)
+                               method=method, n_draws=n_draws, random_state=generator, dropped=dropped, use_t=use_t,
+                               scale=scale)
     m = len(candidates)
     steps = np.zeros((m - 1, m))
     steps[np.arange(m - 1), np.arange(m - 1)] = 1.0
     steps[np.arange(m - 1), np.arange(1, m)] = -1.0
-    adjacent = ResultFamily(name=f"gaps between adjacent neighbours of {word}",
-                            names=tuple(f"rank {r} - rank {r + 1}" for r in range(1, m)),
-                            estimates=steps @ family.estimates, covariance=steps @ family.covariance @ steps.T,
-                            alternative="larger", method=family.method, words=family.words, dropped=tuple(dropped),
-                            draws=None if family.draws is None else family.draws @ steps.T)
+    adjacent = family.linear(steps, [f"rank {r} - rank {r + 1}" for r in range(1, m)],
+                             f"gaps between adjacent neighbours of {word}", alternative="larger")
     ranks = draw_values(words, lambda drawn: np.argsort(np.argsort(-cosines(drawn, left, right), axis=1), axis=1),
                         n_draws, random_state=generator)
     probabilities = np.stack([(ranks == r).mean(axis=0) for r in range(m)], axis=1)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .intervals import bounds_of
+
 
 @dataclass(frozen=True)
 class Statistic:
@@ -30,6 +32,9 @@ class Statistic:
         ``(..., k, D) -> (..., m)``: the values for vectors stacked along the last two axes.
     gradient : callable or None
         ``(k, D) -> (m, k, D)``: derivatives at one point; None means central finite differences.
+    bounds : array-like of shape (m, 2) or (2,), or None
+        The range each value can attain (a cosine's ``(-1, 1)``); intervals and tests then respect
+        it (``glovev_ext.stats.intervals``). None: unbounded.
     """
 
     name: str
@@ -37,10 +42,15 @@ class Statistic:
     names: tuple
     function: Callable[[np.ndarray], np.ndarray]
     gradient: Callable[[np.ndarray], np.ndarray] | None = None
+    bounds: np.ndarray | tuple | None = None
 
     def __post_init__(self):
         if len(set(self.keys)) != len(self.keys):
             raise ValueError("a statistic's keys must be distinct")
+        bounds = bounds_of(self.bounds, len(self.names))
+        if not (bounds[:, 0] < bounds[:, 1]).all():
+            raise ValueError(f"{self.name}: each lower bound must be below its upper bound, got {bounds.tolist()}")
+        object.__setattr__(self, "bounds", bounds)
 
     def value(self, vectors: np.ndarray) -> np.ndarray:
         """The ``m`` values at one point (``vectors`` of shape ``(k, D)``)."""
@@ -89,4 +99,14 @@ def stack(statistics: Sequence[Statistic], name: str | None = None) -> Statistic
             row += part.shape[0]
         return jacobian
 
-    return Statistic(name or " & ".join(s.name for s in statistics), keys, names, function, gradient)
+    return Statistic(name or " & ".join(s.name for s in statistics), keys, names, function, gradient,
+                     np.vstack([s.bounds for s in statistics]))
+
+
+def coordinate_statistic(key, dim: int) -> Statistic:
+    """The D coordinates of one word's vector, as a statistic (their intervals use t with ``|K| - D`` df)."""
+    def gradient(vectors):
+        return np.eye(dim)[:, None, :]
+
+    return Statistic(f"coordinates of {key}", (key,), tuple(f"{key}[{d}]" for d in range(dim)),
+                     lambda vectors: vectors[..., 0, :], gradient)

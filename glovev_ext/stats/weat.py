@@ -19,7 +19,7 @@ import numpy as np
 
 from .._deprecation import RNG, renamed_keywords
 from .cosine import cosine_product_gradient
-from .estimation import estimate
+from .estimation import DEFAULT_METHOD, estimate
 from .results import ResultFamily
 from .statistic import Statistic
 from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists
@@ -75,13 +75,26 @@ def weat_statistic(X: Sequence, Y: Sequence, A: Sequence, B: Sequence, ddof: int
                              + cosine_product_gradient(vectors, targets, second, np.outer(by_target, by_second)))
         return jacobian
 
-    return Statistic("WEAT", keys, ("effect size", "test statistic"), function, gradient)
+    return Statistic("WEAT", keys, ("effect size", "test statistic"), function, gradient,
+                     [(-bound, bound) for bound in (effect_size_bound(n_x, len(Y), ddof), 2.0 * n_targets)])
+
+
+def effect_size_bound(n_x: int, n_y: int, ddof: int) -> float:
+    """The largest ``|d|`` a WEAT effect size can attain: ``sqrt((n - ddof) / n) / sqrt(p (1 - p))``, ``p = |X| / n``.
+
+    ``d`` is a difference of group means over the standard deviation of all ``n`` values; the
+    within-group spread only lowers it, so the bound is reached when each group is constant
+    (2 for equal groups with ``ddof=0``; ``2 sqrt((n - 1) / n)`` with ``ddof=1``).
+    """
+    n = n_x + n_y
+    share = n_x / n
+    return float(np.sqrt((n - ddof) / n) / np.sqrt(share * (1 - share)))
 
 
 @renamed_keywords(rng=RNG)
 def weat(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *, ddof: int = 1,
-         missing: str = DEFAULT_MISSING, method: str = "delta", alternative: str = "two-sided", n_draws: int = 2000,
-         random_state=None) -> ResultFamily:
+         missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, alternative: str = "two-sided",
+         n_draws: int = 2000, random_state=None, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
     """WEAT effect size and test statistic with GloVe-V standard errors (rows "effect size", "test statistic").
 
     Parameters
@@ -95,10 +108,15 @@ def weat(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: 
         Delta degrees of freedom of the standard deviation in the effect size.
     missing : {"raise", "drop"}
         Words out of the vocabulary or without covariance: refused, or dropped and named.
-    method : {"delta", "monte carlo"}
+    method : {"auto", "delta", "monte carlo"}
+        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
+        with Monte Carlo and says which it used.
     alternative : {"two-sided", "larger", "smaller"}
     n_draws : int
     random_state : None, int or numpy Generator
+    use_t, scale
+        t reference distributions and intervals that respect the statistic's range (see
+        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
 
     Returns
     -------
@@ -109,4 +127,4 @@ def weat(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: 
     """
     lists, dropped = usable_lists(kv, (X, Y, A, B), missing)
     return estimate(kv, weat_statistic(*lists, ddof=ddof), method=method, alternative=alternative,
-                    n_draws=n_draws, random_state=random_state, dropped=dropped)
+                    n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)

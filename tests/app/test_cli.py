@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from scipy import stats
 import pandas as pd
 import pytest
 from gensim.test.utils import datapath
@@ -55,8 +56,13 @@ def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir,
     model = glovev_ext.GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, progress=False).fit(X)
     assert f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents" in out
     assert f"cost {model.training_costs_[0]:.4f} -> {model.training_costs_[-1]:.4f}" in out
+    singular = int(((model.n_contexts_ > 8) & ~model.covariance_defined_).sum())
+    few = int((model.n_contexts_ <= 8).sum())
     assert (f"covariances for {int(model.covariance_defined_.sum()):,} of {X.shape[0]:,} words "
-            f"({int(model.pseudo_inverse_.sum()):,} on the pseudo-inverse branch") in out
+            f"({singular:,} with a numerically singular H_i; {few:,} have 8 or fewer contexts)") in out
+    outside = np.mean(model.optimum_distance_[model.covariance_defined_] ** 2
+                      > 8 * stats.f.ppf(0.95, 8, model.n_contexts_[model.covariance_defined_] - 8))
+    assert f"outside the 95 % region of their weighted-least-squares optimum: {outside:.0%}" in out
     np.testing.assert_array_equal(kv.vectors, model.embedding_)
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
     np.testing.assert_array_equal(kv.covariance(word), model.covariance_[word])
@@ -120,22 +126,40 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     np.testing.assert_allclose(from_text.covariance(word), model.covariance_[word], rtol=1e-6)
 
 
+def test_fit_with_the_papers_conditioning_says_so(corpus_file, capsys, tmp_path):
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "paper", "--n-components", "40",
+                         "--epochs", "3", "--quiet", "--n-jobs", "1", "--conditioning", "paper")
+    kv, metadata = glovev_ext.load_model(tmp_path / "paper")
+    assert status == 0 and metadata["glove"]["conditioning"] == "paper"
+    n_pseudo = metadata["counts"]["n_pseudo_inverse"]
+    assert n_pseudo > 0 and f"({n_pseudo:,} on the paper's pseudo-inverse branch, variances understated;" in out
+    word = next(w for w in kv.index_to_key if kv.has_covariance(w) and kv.covariance_factor(w).understated)
+    status, out, _ = run(capsys, "similarity", tmp_path / "paper", word, "the")
+    assert status == 0 and "Variance understated" in out and f"{word!r} along" in out
+
+
 def table(out: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(out), index_col=0)
 
 
 def test_similarity_and_difference(model_dir, kv, capsys):
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--format", "csv")
-    expected = kv.similarity_test("man", "woman")
+    expected = kv.similarity_test("man", "woman", random_state=0)
     row = table(out).iloc[0]
-    assert status == 0 and row["coef"] == pytest.approx(expected.estimate) and row["P>|z|"] == pytest.approx(
-        expected.pvalue)
+    assert status == 0 and row["coef"] == pytest.approx(expected.estimate) and row["P>|t|"] == pytest.approx(
+        expected.pvalue) and row["df"] == pytest.approx(expected.df)
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--versus", "man", "boy", "--format", "json")
-    difference = kv.similarity_difference_test(("man", "woman"), ("man", "boy"))
+    difference = kv.similarity_difference_test(("man", "woman"), ("man", "boy"), random_state=0)
     values = next(iter(json.loads(out).values()))
     assert values["std err"] == pytest.approx(difference.std_error)
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman")
-    assert "delta method" in out and "Conf. Int. Low" in out
+    assert expected.method in out and "Conf. Int. Low" in out
+    assert f"Method: {expected.method_reason}" in out and "Reference: t with" in out
+    status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--method", "delta", "--reference", "normal",
+                         "--scale", "linear", "--format", "csv")
+    paper = kv.similarity_test("man", "woman", method="delta", use_t=False, scale="linear")
+    row = table(out).iloc[0]
+    assert row["P>|z|"] == pytest.approx(paper.pvalue) and row["Conf. Int. Low"] == pytest.approx(paper.conf_int()[0])
 
 
 def test_neighbors(model_dir, kv, capsys, tmp_path):
@@ -143,6 +167,7 @@ def test_neighbors(model_dir, kv, capsys, tmp_path):
                          "--plot", tmp_path / "n.png")
     frame = pd.read_csv(io.StringIO(out.split("figure written")[0]), index_col=0)
     expected = kv.nearest_neighbors_test("man", topn=4, n_draws=300, random_state=0)
+    np.testing.assert_allclose(frame["Conf. Int. Low"], expected.similarities.conf_int()[:, 0])
     assert status == 0 and list(frame.index) == expected.neighbors
     np.testing.assert_allclose(frame["coef"], expected.similarities.estimates)
     np.testing.assert_allclose(frame["P(this rank)"], np.diag(expected.rank_probabilities.to_numpy()))
@@ -154,20 +179,23 @@ def test_weat_with_list_files_and_inline_lists(model_dir, kv, capsys, tmp_path):
     status, out, _ = run(capsys, "weat", model_dir, "--x", tmp_path / "x.txt", "--y", "she,woman,her",
                          "--a", "said,told", "--b", "thought,knew", "--format", "csv")
     frame = table(out)
-    family = kv.weat_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"], ["thought", "knew"])
+    family = kv.weat_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"], ["thought", "knew"],
+                          random_state=0)
     permutation = kv.weat_permutation_test(["he", "man", "his"], ["she", "woman", "her"], ["said", "told"],
                                            ["thought", "knew"])
     assert status == 0
     np.testing.assert_allclose(frame["coef"], family.estimates)
     np.testing.assert_allclose(frame["std err"], family.std_errors)
+    np.testing.assert_allclose(frame["Conf. Int. Upp."], family.conf_int()[:, 1])
     assert frame["permutation p"].iloc[0] == pytest.approx(permutation.pvalue)
 
 
 def test_bias_and_evaluate(model_dir, kv, capsys):
     status, out, _ = run(capsys, "bias", model_dir, "--group-a", "he,man", "--group-b", "she,woman", "--attributes",
                          "strong,good,kind", "--format", "csv")
-    expected = kv.cosine_bias_test(["he", "man"], ["she", "woman"], ["strong", "good", "kind"])
+    expected = kv.cosine_bias_test(["he", "man"], ["she", "woman"], ["strong", "good", "kind"], random_state=0)
     assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
+    assert table(out)["P>|t|"].iloc[0] == pytest.approx(expected.pvalue)
     status, out, err = run(capsys, "evaluate", model_dir, "--draws", "100", "--missing", "raise")
     assert status == 2 and "pass missing='drop' (--missing drop on the command line)" in err
     status, _, err = run(capsys, "evaluate", model_dir, "--draws", "100", "--format", "csv")

@@ -215,3 +215,23 @@ def test_truncated_covariance_store_files_are_refused(tmp_path, fitted, cut):
     (tmp_path / "cut.cov").write_bytes(data[:max(0, len(data) - cut)])
     with pytest.raises(ValueError, match="cut.cov (is truncated|is not a glovev-ext covariance store)"):
         CovarianceStore.load(tmp_path / "cut.cov")
+
+
+def test_a_store_file_of_glovev_ext_0_2_loads_with_its_degrees_of_freedom(fitted, tmp_path, monkeypatch):
+    """A file without the arrays added in 0.3 (dof, condition, understated): they are derived on load."""
+    from glovev_ext.covariance import store_file
+    old = {name: dtype for name, dtype in store_file.PER_WORD_DTYPES.items()
+           if name not in ("dof", "condition", "understated")}
+    monkeypatch.setattr(store_file, "PER_WORD_DTYPES", old)
+    fitted.covariance_.save(tmp_path / "old.cov")
+    monkeypatch.undo()
+    header, offsets = store_file.read_header(tmp_path / "old.cov")
+    assert "dof" not in offsets
+    loaded = CovarianceStore.load(tmp_path / "old.cov")
+    dim = fitted.embedding_.shape[1]
+    defined = fitted.covariance_defined_
+    np.testing.assert_array_equal(loaded.dof[defined], fitted.n_contexts_[defined] - dim)
+    assert np.isnan(loaded.condition).all()
+    word = int(np.flatnonzero(defined)[0])
+    np.testing.assert_array_equal(loaded[word], fitted.covariance_[word])
+    assert loaded.factor(word).dof == fitted.covariance_.factor(word).dof

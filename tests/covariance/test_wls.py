@@ -76,7 +76,7 @@ def test_words_with_too_few_contexts_have_no_covariance(embedded_cooccurrence, f
         fitted.covariance_.quad_form(word, np.ones(DIM))
 
 
-def ill_conditioned_fitter(rng, n_contexts=60):
+def ill_conditioned_fitter(rng, n_contexts=60, conditioning="paper"):
     """Contexts that nearly span only 3 of 5 dimensions: one word with cond(H) far above 1e10 * eps."""
     dim = 5
     contexts = np.zeros((n_contexts, dim))
@@ -84,7 +84,7 @@ def ill_conditioned_fitter(rng, n_contexts=60):
     contexts[:, 3:] = 1e-5 * rng.normal(size=(n_contexts, 2))
     X = sp.csr_matrix((rng.uniform(1, 300, n_contexts), (np.zeros(n_contexts, int), np.arange(n_contexts))),
                       shape=(n_contexts, n_contexts))
-    return WordFitter(X, contexts, rng.normal(size=n_contexts), 100.0, 0.75), contexts
+    return WordFitter(X, contexts, rng.normal(size=n_contexts), 100.0, 0.75, conditioning), contexts
 
 
 def test_pseudo_inverse_branch_matches_numpy_pinv(rng):
@@ -118,7 +118,7 @@ def test_branch_decision_is_exact_near_the_threshold(rng):
         whitened = raw @ np.linalg.inv(np.linalg.cholesky(raw.T @ raw)).T
         contexts = whitened @ np.diag(np.sqrt(eigenvalues)) @ basis.T
         X = sp.csr_matrix((np.full(n, 500.0), (np.zeros(n, int), np.arange(n))), shape=(n, n))
-        fit = WordFitter(X, contexts, np.zeros(n), 100.0, 0.75).fit_word(0, 0.0, np.zeros(dim))
+        fit = WordFitter(X, contexts, np.zeros(n), 100.0, 0.75, "paper").fit_word(0, 0.0, np.zeros(dim))
         assert fit.kind == expected, factor
 
 

@@ -1,0 +1,185 @@
+"""From an estimate and its standard error to intervals and p-values: the reference distribution and the scale.
+
+docs/method.md section 6:
+
+- **Reference distribution.** ``s2_i`` has ``|K_i| - D`` degrees of freedom, so one word's
+  coordinates follow a t distribution with that many; a statistic of several words gets the
+  Welch-Satterthwaite degrees of freedom of its variance ``sum_i c_i`` (``c_i`` the contribution of
+  word i, estimated with ``nu_i`` degrees of freedom): ``(sum_i c_i)^2 / sum_i (c_i^2 / nu_i)``
+  (:func:`welch_satterthwaite`). Infinite degrees of freedom are the normal distribution.
+- **Scale.** A statistic bounded to ``[lo, hi]`` (a cosine, a WEAT effect size) is tested and given
+  an interval on ``atanh((2 theta - lo - hi) / (hi - lo))`` (Fisher's z for a cosine), whose
+  standard error is the delta method's ``se * d/dtheta``; the interval is mapped back, so it stays
+  inside the bounds. ``"linear"`` is the paper's symmetric interval on the statistic itself.
+
+- **Where the delta method is not accurate** (``method="auto"`` chose Monte Carlo, or Monte Carlo
+  was asked for), a bounded statistic's interval is the union of the one above and the percentile
+  interval of draws in which each word's vector follows its t distribution (``w_i + S_i z
+  sqrt(nu_i / chi2_nu_i)``); a test rejects only when both do (its p-value is the larger of the
+  two). Each alone under-covers in places the other does not (docs/method.md section 6).
+
+Intervals and p-values use the same distribution and scale, so a p-value is below ``1 - level``
+exactly when the null value lies outside the interval at that level.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+SCALES = ("bounded", "linear")
+ALTERNATIVES = ("two-sided", "larger", "smaller")
+UNBOUNDED = (-np.inf, np.inf)
+
+
+def check_scale(scale: str) -> str:
+    """Validate a scale."""
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    return scale
+
+
+def check_alternative(alternative: str) -> str:
+    """Validate ``alternative`` (statsmodels' spelling)."""
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    return alternative
+
+
+def check_confidence_level(confidence_level: float) -> float:
+    """Validate a confidence level."""
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1), got {confidence_level}")
+    return confidence_level
+
+
+def welch_satterthwaite(contributions: np.ndarray, dofs: np.ndarray) -> np.ndarray:
+    """Degrees of freedom of ``sum_i c_i`` for contributions ``c_i`` estimated with ``nu_i`` degrees of freedom.
+
+    Parameters
+    ----------
+    contributions : ndarray, shape (k, ...)
+        Each word's contribution to each variance.
+    dofs : ndarray, shape (k,)
+        Each word's degrees of freedom (inf for a contribution taken as known).
+
+    Returns
+    -------
+    ndarray, shape (...)
+        Infinite where every contribution is known (or all are zero).
+    """
+    contributions = np.asarray(contributions, dtype=np.float64)
+    dofs = np.asarray(dofs, dtype=np.float64).reshape((-1,) + (1,) * (contributions.ndim - 1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.where(np.isfinite(dofs), contributions**2 / dofs, 0.0).sum(axis=0)
+        return np.where(spread > 0, contributions.sum(axis=0) ** 2 / spread, np.inf)
+
+
+def bounds_of(bounds, m: int) -> np.ndarray:
+    """``(m, 2)`` lower and upper bounds (``None``: unbounded rows)."""
+    if bounds is None:
+        return np.tile(np.asarray(UNBOUNDED, dtype=np.float64), (m, 1))
+    return np.broadcast_to(np.asarray(bounds, dtype=np.float64).reshape(-1, 2), (m, 2)).copy()
+
+
+def linear_bounds(weights: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Bounds of the rows of ``weights @ theta`` for ``theta`` in the box ``bounds`` (``(r, m)`` weights)."""
+    weights = np.atleast_2d(weights)
+    with np.errstate(invalid="ignore"):
+        low = np.where(weights > 0, weights * bounds[:, 0], weights * bounds[:, 1])
+        high = np.where(weights > 0, weights * bounds[:, 1], weights * bounds[:, 0])
+    low, high = np.where(weights == 0, 0.0, low).sum(axis=1), np.where(weights == 0, 0.0, high).sum(axis=1)
+    return np.column_stack([low, high])
+
+
+def _bounded(bounds: np.ndarray, scale: str) -> np.ndarray:
+    return np.isfinite(bounds).all(axis=1) & (scale == "bounded")
+
+
+def to_scale(values, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """Values on the test scale: ``atanh`` of the value mapped to (-1, 1) for bounded rows, else themselves."""
+    values = np.asarray(values, dtype=np.float64)
+    bounded = _bounded(bounds, scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit = np.clip((2 * values - bounds[:, 0] - bounds[:, 1]) / (bounds[:, 1] - bounds[:, 0]), -1.0, 1.0)
+        return np.where(bounded, np.arctanh(unit), values)
+
+
+def from_scale(values, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """The inverse of :func:`to_scale`."""
+    values = np.asarray(values, dtype=np.float64)
+    bounded = _bounded(bounds, scale)
+    with np.errstate(invalid="ignore"):
+        mapped = (np.tanh(values) * (bounds[:, 1] - bounds[:, 0]) + bounds[:, 0] + bounds[:, 1]) / 2
+    return np.where(bounded, mapped, values)
+
+
+def scale_derivative(values, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """``d to_scale / d value``: ``2 / ((hi - lo) (1 - u^2))`` for bounded rows, 1 for the others."""
+    values = np.asarray(values, dtype=np.float64)
+    bounded = _bounded(bounds, scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit = (2 * values - bounds[:, 0] - bounds[:, 1]) / (bounds[:, 1] - bounds[:, 0])
+        return np.where(bounded, 2 / ((bounds[:, 1] - bounds[:, 0]) * (1 - unit**2)), 1.0)
+
+
+def quantile(probability: float, df) -> np.ndarray:
+    """The ``probability`` quantile of t with ``df`` degrees of freedom (normal where ``df`` is infinite)."""
+    df = np.asarray(df, dtype=np.float64)
+    return np.where(np.isfinite(df), stats.t.ppf(probability, np.where(np.isfinite(df), df, 1.0)),
+                    stats.norm.ppf(probability))
+
+
+def pvalue(statistic, df, alternative: str) -> np.ndarray:
+    """p-value of a t (or, with infinite ``df``, z) statistic for the alternative."""
+    statistic, df = np.asarray(statistic, dtype=np.float64), np.asarray(df, dtype=np.float64)
+    finite = np.isfinite(df)
+    safe_df = np.where(finite, df, 1.0)
+
+    def upper(x):
+        return np.where(finite, stats.t.sf(x, safe_df), stats.norm.sf(x))
+
+    if alternative == "two-sided":
+        return 2 * upper(np.abs(statistic))
+    if alternative == "larger":
+        return upper(statistic)
+    return upper(-statistic)
+
+
+def scaled_errors(estimates, std_errors, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """Standard errors on the test scale by the delta method: ``se * g'(estimate)``."""
+    return np.asarray(std_errors, dtype=np.float64) * scale_derivative(estimates, bounds, scale)
+
+
+def wald_statistics(estimates, scale_errors, null_values, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """``(g(estimate) - g(null)) / se_g`` on the test scale ``g`` (:func:`to_scale`)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (to_scale(estimates, bounds, scale) - to_scale(null_values, bounds, scale)) / np.asarray(scale_errors)
+
+
+def intervals(estimates, scale_errors, df, bounds: np.ndarray, scale: str, confidence_level: float) -> np.ndarray:
+    """``(m, 2)`` intervals: ``g(estimate) -+ q se_g`` mapped back by ``g^{-1}``, ``q`` from t(df)."""
+    check_confidence_level(confidence_level)
+    estimates = np.atleast_1d(np.asarray(estimates, dtype=np.float64))
+    q = quantile(0.5 + confidence_level / 2, df)
+    centre = to_scale(estimates, bounds, scale)
+    half = q * np.atleast_1d(scale_errors)
+    return np.column_stack([from_scale(centre - half, bounds, scale), from_scale(centre + half, bounds, scale)])
+
+
+def percentile_bounds(draws: np.ndarray, confidence_level: float) -> np.ndarray:
+    """``(m, 2)`` central ``confidence_level`` quantiles of draws ``(n, m)``."""
+    check_confidence_level(confidence_level)
+    return np.quantile(np.asarray(draws).reshape(len(draws), -1), [0.5 - confidence_level / 2,
+                                                                   0.5 + confidence_level / 2], axis=0).T
+
+
+def percentile_pvalues(draws: np.ndarray, null_values, alternative: str) -> np.ndarray:
+    """The p-values that invert :func:`percentile_bounds`: the share of draws on the null's side (twice the
+    smaller one for a two-sided test)."""
+    draws = np.asarray(draws).reshape(len(draws), -1)
+    below = (draws <= np.asarray(null_values)).mean(axis=0)
+    above = (draws >= np.asarray(null_values)).mean(axis=0)
+    if alternative == "two-sided":
+        return np.minimum(1.0, 2 * np.minimum(below, above))
+    return below if alternative == "larger" else above

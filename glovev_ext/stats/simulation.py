@@ -1,0 +1,146 @@
+"""Interval coverage by simulation with known truth, through the library's own fits and estimates.
+
+The GloVe-V model of a word's row, given the fitted context vectors ``v_j``, context biases ``c_j``
+and the word's bias ``b_i``: ``log X_ij = b_i + c_j + w_i . v_j + e_ij`` with independent
+``e_ij ~ N(0, s2_i / f(X_ij))`` and the weights ``f(X_ij)`` fixed. :class:`RowSimulator` takes as
+truth each word's weighted-least-squares vector ``w_i*`` and residual variance at it, draws rows
+from the model and refits them by the same per-word fit the covariance pass runs
+(:meth:`WordFitter.fit_row <glovev_ext.covariance.WordFitter.fit_row>`); :func:`interval_coverage`
+then estimates a statistic on each refit, as a user would, and counts how often its interval holds
+the statistic's true value. docs/method.md section 6 reports these coverages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..covariance import UndefinedCovarianceError, WordFitter
+from ..glove import glove_weights
+from .estimation import estimate_resolved
+from .statistic import Statistic
+from .words import ResolvedWords
+
+
+class RowSimulator:
+    """Co-occurrence rows of chosen words drawn from the GloVe-V model, and their refits.
+
+    Parameters
+    ----------
+    fitter : WordFitter
+        The observed co-occurrences, fitted contexts and context biases; refits use its
+        ``conditioning``.
+    center_biases : ndarray, shape (V,)
+        The fitted centre biases (held fixed, as the model does).
+    rows : dict
+        ``{key: row index}`` of the words to simulate.
+
+    Attributes
+    ----------
+    truth : dict
+        ``{key: w_i*}``, the weighted-least-squares vector of each word's observed row (an exact
+        solve, whatever the refits' conditioning).
+    sigma2 : dict
+        ``{key: s2_i}`` at ``w_i*``: the residual variance the rows are drawn with.
+    """
+
+    def __init__(self, fitter: WordFitter, center_biases: np.ndarray, rows: dict):
+        exact = WordFitter(fitter.cooccurrence, fitter.context_vectors, fitter.context_biases, fitter.x_max,
+                           fitter.alpha, "exact")
+        self._fitter = fitter
+        self._rows, self.truth, self.sigma2 = {}, {}, {}
+        matrix = fitter.cooccurrence
+        for key, i in rows.items():
+            cols = matrix.indices[matrix.indptr[i]:matrix.indptr[i + 1]]
+            values = matrix.data[matrix.indptr[i]:matrix.indptr[i + 1]]
+            fit = exact.fit_word(i, float(center_biases[i]), None)
+            if fit.factor is None:
+                raise UndefinedCovarianceError(f"{key!r} (row {i}) has no covariance to simulate from")
+            weights = glove_weights(values, fitter.x_max, fitter.alpha)
+            mean = center_biases[i] + fitter.context_biases[cols] + fitter.context_vectors[cols] @ fit.optimum
+            self._rows[key] = (cols, weights, float(center_biases[i]), mean)
+            self.truth[key], self.sigma2[key] = fit.optimum, fit.sigma2
+
+    def draw(self, keys: Sequence, generator: np.random.Generator) -> ResolvedWords:
+        """One draw of the rows of ``keys``, each refitted: the vectors and covariances a user would get."""
+        vectors, factors = [], []
+        for key in keys:
+            cols, weights, bias, mean = self._rows[key]
+            log_values = mean + generator.standard_normal(cols.size) * np.sqrt(self.sigma2[key] / weights)
+            fit = self._fitter.fit_row(cols, np.exp(log_values), bias, None, weights=weights)
+            vectors.append(fit.optimum)
+            factors.append(fit.factor)
+        return ResolvedWords(tuple(keys), np.vstack(vectors), tuple(factors))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How often intervals held the true value, over simulated refits.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The statistic's values.
+    truth : ndarray, shape (m,)
+        Their true values.
+    coverage : ndarray, shape (m,)
+        Share of replications whose interval held the truth.
+    median_width : ndarray, shape (m,)
+    n_replications : int
+    methods : dict
+        How many replications each propagation method served (``method="auto"`` chooses per refit).
+    confidence_level : float
+    """
+
+    names: tuple
+    truth: np.ndarray
+    coverage: np.ndarray
+    median_width: np.ndarray
+    n_replications: int
+    methods: dict
+    confidence_level: float
+
+    def summary_frame(self) -> pd.DataFrame:
+        """One row per value: truth, coverage, its Monte Carlo standard error and the median width."""
+        error = np.sqrt(self.coverage * (1 - self.coverage) / self.n_replications)
+        return pd.DataFrame({"truth": self.truth, "coverage": self.coverage, "coverage s.e.": error,
+                             "median width": self.median_width}, index=list(self.names))
+
+
+def interval_coverage(simulator: RowSimulator, statistic: Statistic, n_replications: int = 2000, *,
+                      confidence_level: float = 0.95, random_state=None, **options) -> Coverage:
+    """Coverage of a statistic's intervals over ``n_replications`` simulated refits of its words.
+
+    Parameters
+    ----------
+    simulator : RowSimulator
+        Knows every word of ``statistic.keys``.
+    statistic : Statistic
+    n_replications : int, default=2000
+    confidence_level : float, default=0.95
+    random_state : None, int or numpy Generator
+        Seeds the rows and any Monte Carlo draws.
+    **options
+        Passed to :func:`~glovev_ext.stats.estimate` (``method``, ``use_t``, ``scale``, ``n_draws``).
+
+    Returns
+    -------
+    Coverage
+    """
+    generator = np.random.default_rng(random_state)
+    truth = statistic.value(np.vstack([simulator.truth[key] for key in statistic.keys]))
+    covered = np.zeros((n_replications, truth.size), dtype=bool)
+    widths = np.zeros((n_replications, truth.size))
+    methods: dict[str, int] = {}
+    for r in range(n_replications):
+        words = simulator.draw(statistic.keys, generator)
+        family = estimate_resolved(words, statistic, random_state=generator, **options)
+        interval = family.conf_int(confidence_level=confidence_level)
+        covered[r] = (interval[:, 0] <= truth) & (truth <= interval[:, 1])
+        widths[r] = interval[:, 1] - interval[:, 0]
+        methods[family.method] = methods.get(family.method, 0) + 1
+    return Coverage(tuple(statistic.names), truth, covered.mean(axis=0), np.median(widths, axis=0), n_replications,
+                    methods, confidence_level)
