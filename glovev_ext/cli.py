@@ -17,7 +17,7 @@ from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from .counting import LineCorpus, default_corpus_path, load_default_corpus
-from .covariance import CONDITIONING_CHOICES
+from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import fit_corpus, fit_metadata, n_singular, outside_optimum_region
 from .saved_model import load_model, save_model
@@ -88,6 +88,11 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default="exact",
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
                           "paper: the GloVe-V paper's pseudo-inverse, which understates variances (default exact)")
+    fit.add_argument("--point-estimate", choices=POINT_ESTIMATES, default="trained",
+                     help="the vectors the covariances describe: trained (the paper's), optimum (each word's "
+                          "weighted-least-squares vector given the contexts), or alternating (exact sweeps after "
+                          "training) (default trained)")
+    fit.add_argument("--sweeps", type=int, default=2, help="sweeps of --point-estimate alternating (default 2)")
     _add_n_jobs(fit)
     _add_random_state(fit, "seeds training")
 
@@ -240,7 +245,8 @@ def _run_fit(args: argparse.Namespace) -> int:
         from .adapters import load_glove_folder
         started = time.perf_counter()
         model, kv = load_glove_folder(args.glove_folder, dim=args.n_components, x_max=args.x_max, alpha=args.alpha,
-                                      n_jobs=args.n_jobs, progress=show_progress)
+                                      n_jobs=args.n_jobs, conditioning=args.conditioning,
+                                      point_estimate=args.point_estimate, n_sweeps=args.sweeps, progress=show_progress)
         print(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
         reading = time.perf_counter() - started - sum(model.fit_seconds_.values())
         metadata = fit_metadata(source=f"Stanford GloVe output in {args.glove_folder}", estimator=model,
@@ -257,7 +263,8 @@ def _run_fit(args: argparse.Namespace) -> int:
         fitted = fit_corpus(corpus, n_components=args.n_components, epochs=args.epochs, window=args.window,
                             min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
                             x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
-                            conditioning=args.conditioning, progress=show_progress, source=source)
+                            conditioning=args.conditioning, point_estimate=args.point_estimate,
+                            n_sweeps=args.sweeps, progress=show_progress, source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         print(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "

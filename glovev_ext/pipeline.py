@@ -51,7 +51,8 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
                learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-               conditioning: str = "exact", progress: bool = True, source: str | None = None) -> FittedCorpus:
+               conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int = 2, progress: bool = True,
+               source: str | None = None) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 
     Parameters
@@ -59,7 +60,7 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
     corpus : iterable of documents
         A :class:`~glovev_ext.LineCorpus`, a list of strings or of token lists, any gensim corpus.
     n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype, \
-conditioning
+conditioning, point_estimate, n_sweeps
         As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
     window, min_count, max_vocab_size, lowercase
         As for :class:`~glovev_ext.CooccurrenceVectorizer`.
@@ -76,7 +77,8 @@ conditioning
                                         lowercase=lowercase, n_jobs=n_jobs, progress=progress)
     estimator = GloVeVEstimator(n_components, epochs=epochs, x_max=x_max, alpha=alpha, learning_rate=learning_rate,
                                 random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
-                                covariance_dtype=covariance_dtype, conditioning=conditioning, progress=progress)
+                                covariance_dtype=covariance_dtype, conditioning=conditioning,
+                                point_estimate=point_estimate, n_sweeps=n_sweeps, progress=progress)
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
     seconds = {"count": time.perf_counter() - started}
@@ -109,8 +111,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
     dict
         ``metadata_version``, ``glovev_ext_version``, ``source``, ``counting`` (window, min_count,
         max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
-        learning_rate, x_max, alpha, random_state, conditioning; epochs is None for pretrained
-        parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
+        learning_rate, x_max, alpha, random_state, conditioning, point_estimate, n_sweeps (None unless
+        alternating); epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse) and ``seconds``.
     """
     counting = None
@@ -127,7 +129,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                   "epochs": None if pretrained else estimator.epochs,
                   "learning_rate": None if pretrained else estimator.learning_rate, "x_max": estimator.x_max,
                   "alpha": estimator.alpha, "random_state": None if pretrained else random_state,
-                  "conditioning": estimator.conditioning},
+                  "conditioning": estimator.conditioning, "point_estimate": estimator.point_estimate,
+                  "n_sweeps": estimator.n_sweeps if estimator.point_estimate == "alternating" else None},
         "counts": {"n_documents": getattr(vectorizer, "n_documents_", None),
                    "n_tokens": getattr(vectorizer, "n_tokens_", None),
                    "n_words": int(estimator.n_features_in_), "n_nonzeros": int(estimator.n_contexts_.sum()),

@@ -6,6 +6,7 @@
 - :mod:`.store`: :class:`CovarianceStore` and :class:`CovarianceStoreWriter`;
 - :mod:`.passes`: the one pass runner (threads; Dask in the private ``._dask``), in memory or to a
   resumable file;
+- :mod:`.refit`: point estimates other than the trained vectors (the optimum, alternating sweeps);
 - :mod:`.estimator`: :class:`GloVeVEstimator`, the scikit-learn face of all of it.
 """
 
@@ -15,6 +16,7 @@ from .factor import (CHOLESKY, EIGENVALUE_CUTOFF, PENDING, PSEUDO_INVERSE, TRANS
 from .layout import PER_WORD_DTYPES, PerWord
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
                      threaded_runner)
+from .refit import POINT_ESTIMATES, alternating_sweeps, optimum_vectors
 from .store import CovarianceStore, CovarianceStoreWriter, UndefinedCovarianceError
 from .wls import (CONDITIONING_CHOICES, INVERSE_ERROR_LIMIT, MAX_CONDITION, WordFit, WordFitter, estimated_condition,
                   is_ill_conditioned, residual_variance, residual_variances)
@@ -32,6 +34,7 @@ __all__ = [
     "INVERSE_ERROR_LIMIT",
     "MAX_CONDITION",
     "PENDING",
+    "POINT_ESTIMATES",
     "PER_WORD_DTYPES",
     "PSEUDO_INVERSE",
     "PassResult",
@@ -39,6 +42,7 @@ __all__ = [
     "TRANSFORMED",
     "UNDEFINED",
     "UndefinedCovarianceError",
+    "alternating_sweeps",
     "WordFit",
     "WordFitter",
     "cost_balanced_blocks",
@@ -48,6 +52,7 @@ __all__ = [
     "is_ill_conditioned",
     "n_blocks_for",
     "numerical_rank",
+    "optimum_vectors",
     "pack_lower",
     "packed_size",
     "residual_variance",

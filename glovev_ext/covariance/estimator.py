@@ -17,6 +17,7 @@ from .._checks import check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from .passes import covariance_pass, threaded_runner
+from .refit import alternating_sweeps, check_point_estimate
 from .store import CovarianceStore, CovarianceStoreWriter
 from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors, residual_variances
 
@@ -84,6 +85,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         below 1e-3 of the largest once ``cond(H_i) * eps > 1e-10``; it sets the directions of
         largest variance to zero, so intervals of those words under-cover (results say so), and
         is kept to reproduce the paper's numbers.
+    point_estimate : {"trained", "optimum", "alternating"}, default="trained"
+        The centre vectors the covariances describe (docs/method.md section 6.6): the trained
+        vectors (the paper's); each replaced by its weighted-least-squares optimum given the
+        trained C, b, c, the point GloVe-V's model takes it to be; or ``n_sweeps`` exact
+        alternating sweeps (W given C, b, c, then C given W, b, c) after training, ending with the
+        optimum. Words without a covariance keep their trained vectors. Not with lazy storage.
+    n_sweeps : int, default=2
+        Sweeps of ``point_estimate="alternating"``.
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
@@ -100,7 +109,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     embedding_ : ndarray, shape (V, D)
-        Centre vectors W (the embeddings).
+        Centre vectors W (the embeddings): the trained ones, or those of ``point_estimate``.
     context_embedding_ : ndarray, shape (V, D)
         Context vectors C.
     bias_, context_bias_ : ndarray, shape (V,)
@@ -125,7 +134,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         The weighted-least-squares optimum ``w_i*`` given C, b, c (not with lazy storage).
     optimum_distance_ : ndarray, shape (V,)
         Mahalanobis distance of ``w_i`` from ``w_i*`` under ``Sigma_i`` (the model assumes 0; not with
-        lazy storage).
+        lazy storage; 0 when the point estimate is the optimum).
     training_costs_ : ndarray
         Cost per training epoch (empty when ``pretrained`` was given).
     fit_seconds_ : dict
@@ -148,7 +157,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
                  learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-                 conditioning: str = "exact", pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
+                 conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int = 2, pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
                  client=None, progress: bool = True):
         self.n_components = n_components
         self.x_max = x_max
@@ -160,6 +169,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.covariance_storage = covariance_storage
         self.covariance_dtype = covariance_dtype
         self.conditioning = conditioning
+        self.point_estimate = point_estimate
+        self.n_sweeps = n_sweeps
         self.pretrained = pretrained
         self.backend = backend
         self.client = client
@@ -189,7 +200,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
         x_max = check_positive_float(self.x_max, "x_max")
         check_conditioning(self.conditioning)
+        check_point_estimate(self.point_estimate)
+        n_sweeps = check_int(self.n_sweeps, "n_sweeps", minimum=1)
         storage = self._check_storage()
+        if storage == "lazy" and self.point_estimate != "trained":
+            raise ValueError(f"point_estimate={self.point_estimate!r} replaces every vector by a fit of its row, which "
+                             "lazy storage does not compute: use covariance_storage='memory' or a path")
         factor_dtype = np.dtype(self.covariance_dtype)
         if factor_dtype not in (np.float32, np.float64):
             raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
@@ -206,6 +222,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                                      n_jobs=self.n_jobs, progress=self.progress)
         else:
             parameters = _check_pretrained(self.pretrained, n_words, dim)
+        if self.point_estimate == "alternating":
+            parameters = alternating_sweeps(matrix, parameters, n_sweeps, x_max, self.alpha, self.conditioning,
+                                            n_jobs)
         self.embedding_ = parameters.center_vectors
         self.context_embedding_ = parameters.context_vectors
         self.bias_ = parameters.center_biases
@@ -347,10 +366,15 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             runner = dask_runner(self.client, n_workers=n_jobs)
         else:
             runner = threaded_runner(n_jobs)
+        at_optimum = self.point_estimate != "trained"
         result = covariance_pass(fitter, self.embedding_, self.bias_, runner=runner,
                                  path=None if storage == "memory" else storage, factor_dtype=factor_dtype,
-                                 words=self.words_, progress=self.progress)
+                                 words=self.words_, progress=self.progress, at_optimum=at_optimum)
         self.optimum_, self.optimum_distance_ = result.optimum, result.distance
+        if at_optimum:
+            defined = result.store.defined
+            self.embedding_ = self.embedding_.copy()
+            self.embedding_[defined] = result.optimum[defined]
         return result.store
 
 

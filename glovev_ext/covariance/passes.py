@@ -92,7 +92,8 @@ def n_blocks_for(n_words: int) -> int:
 
 def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, context_vectors: np.ndarray,
               context_biases: np.ndarray, center_vectors: np.ndarray, center_biases: np.ndarray,
-              block_factor_rows: np.ndarray, x_max: float, alpha: float, conditioning: str = "exact") -> BlockSummary:
+              block_factor_rows: np.ndarray, x_max: float, alpha: float, conditioning: str = "exact",
+              at_optimum: bool = False) -> BlockSummary:
     """Fit the words of one block, writing each defined word's packed factor to its row of the factor array.
 
     Parameters
@@ -110,6 +111,8 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
         Each word's row in the factor array (-1 for none).
     x_max, alpha : float
     conditioning : {"exact", "paper"}
+    at_optimum : bool
+        Take the residuals at each word's weighted-least-squares optimum instead of its centre vector.
 
     Returns
     -------
@@ -121,7 +124,7 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     summary = BlockSummary.empty(n_contexts.size, fitter.dim)
     scratch = np.empty((max(1, int(n_contexts.max(initial=0))), fitter.dim + 2))
     for k in range(n_contexts.size):
-        fit = fitter.fit_word(k, float(center_biases[k]), center_vectors[k], scratch)
+        fit = fitter.fit_word(k, float(center_biases[k]), None if at_optimum else center_vectors[k], scratch)
         summary.kind[k], summary.rank[k], summary.sigma2[k] = fit.kind, fit.rank, fit.sigma2
         summary.optimum[k], summary.distance[k] = fit.optimum, fit.distance
         summary.condition[k] = fit.condition
@@ -166,7 +169,7 @@ def threaded_runner(n_jobs: int) -> BlockRunner:
 
 def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray, *,
                     runner: BlockRunner, path: str | os.PathLike | None = None, factor_dtype=np.float64,
-                    words=None, progress: bool = True) -> PassResult:
+                    words=None, progress: bool = True, at_optimum: bool = False) -> PassResult:
     """Every word's covariance, in memory or (with ``path``) into a resumable store file.
 
     Parameters
@@ -183,6 +186,9 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     words : sequence of str or None
     progress : bool
         Show a tqdm bar weighted by cost.
+    at_optimum : bool
+        Residual variances at each word's weighted-least-squares optimum, not at ``center_vectors``
+        (for a point estimate that is the optimum; the distances are then 0).
 
     Returns
     -------
@@ -196,7 +202,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     if path is None:
         destination = _MemoryDestination(per_word.n_factors, dim, factor_dtype)
     else:
-        fingerprint = _fingerprint(matrix, fitter, center_vectors, center_biases, factor_dtype, len(blocks))
+        fingerprint = _fingerprint(matrix, fitter, center_vectors, center_biases, factor_dtype, len(blocks), at_optimum)
         destination = _ResumableFile(path, n_words, dim, per_word.n_factors, factor_dtype, words, fingerprint)
     optimum, distance = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
 
@@ -212,7 +218,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     cost = word_costs(n_contexts, dim)
     tasks = ((k, (destination.target, matrix[rows[0]:rows[-1] + 1], fitter.context_vectors, fitter.context_biases,
                   center_vectors[rows], center_biases[rows], per_word.factor_row[rows], fitter.x_max, fitter.alpha,
-                  fitter.conditioning))
+                  fitter.conditioning, at_optimum))
              for k, rows in enumerate(blocks) if k not in done)
     with tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
               desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress, leave=False) as bar:
@@ -292,12 +298,12 @@ class _ResumableFile:
 
 
 def _fingerprint(matrix: sp.csr_matrix, fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray,
-                 factor_dtype, n_blocks: int) -> str:
+                 factor_dtype, n_blocks: int, at_optimum: bool) -> str:
     """A digest of everything the store's contents depend on."""
     digest = hashlib.sha256()
     for array in (matrix.indptr, matrix.indices, matrix.data, fitter.context_vectors, fitter.context_biases,
                   center_vectors, center_biases):
         digest.update(np.ascontiguousarray(array).tobytes())
     digest.update(repr((fitter.x_max, fitter.alpha, fitter.conditioning, np.dtype(factor_dtype).str,
-                        n_blocks)).encode())
+                        n_blocks, at_optimum)).encode())
     return digest.hexdigest()

@@ -158,9 +158,9 @@ class WordFitter:
         """|K_i| for every row."""
         return np.diff(self.cooccurrence.indptr)
 
-    def fit_word(self, i: int, center_bias: float, center_vector: np.ndarray,
+    def fit_word(self, i: int, center_bias: float, center_vector: np.ndarray | None,
                  scratch: np.ndarray | None = None) -> WordFit:
-        """The GloVe-V quantities of row ``i`` given its trained bias and centre vector."""
+        """The GloVe-V quantities of row ``i`` given its trained bias and centre vector (None: at the optimum)."""
         start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
         return self.fit_row(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
                             center_bias, center_vector, scratch)

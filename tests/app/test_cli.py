@@ -134,6 +134,11 @@ def test_fit_with_the_papers_conditioning_says_so(corpus_file, capsys, tmp_path)
     n_pseudo = metadata["counts"]["n_pseudo_inverse"]
     assert n_pseudo > 0 and f"({n_pseudo:,} on the paper's pseudo-inverse branch, variances understated;" in out
     word = next(w for w in kv.index_to_key if kv.has_covariance(w) and kv.covariance_factor(w).understated)
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "swept", *FIT, "--point-estimate",
+                         "alternating", "--sweeps", "1")
+    metadata = glovev_ext.load_model(tmp_path / "swept")[1]
+    assert status == 0 and metadata["glove"]["point_estimate"] == "alternating" and metadata["glove"]["n_sweeps"] == 1
+    assert "outside the 95 % region of their weighted-least-squares optimum: 0%" in out
     status, out, _ = run(capsys, "similarity", tmp_path / "paper", word, "the")
     assert status == 0 and "Variance understated" in out and f"{word!r} along" in out
 

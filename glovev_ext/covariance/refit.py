@@ -1,0 +1,91 @@
+"""Point estimates of the centre vectors other than the trained ones (docs/method.md section 6.6).
+
+GloVe-V takes each centre vector to be the weighted-least-squares optimum given the context
+vectors and both biases; AdaGrad stops short of it. :data:`POINT_ESTIMATES`:
+
+- ``"trained"``: the trained vectors (the paper's);
+- ``"optimum"``: each vector replaced by its optimum given the trained C, b, c (the covariance
+  pass computes it anyway, and then takes the residual variance there);
+- ``"alternating"``: exact alternating sweeps after training, each solving every centre vector
+  given C, b, c and then every context vector given W, b, c (rows of the transposed matrix),
+  ending with the centre vectors (the covariance pass's optimum).
+
+Biases stay as trained. A row without an exact solution (``|K| <= D``, or a numerically singular
+block) keeps its vector.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from ..glove import GloVeParameters
+from .wls import WordFitter
+
+POINT_ESTIMATES = ("trained", "optimum", "alternating")
+
+
+def check_point_estimate(point_estimate: str) -> str:
+    """Validate a point estimate."""
+    if point_estimate not in POINT_ESTIMATES:
+        raise ValueError(f"point_estimate must be one of {POINT_ESTIMATES}, got {point_estimate!r}")
+    return point_estimate
+
+
+def optimum_vectors(fitter: WordFitter, biases: np.ndarray, vectors: np.ndarray, n_jobs: int) -> np.ndarray:
+    """Every row's weighted-least-squares vector given ``fitter``'s fixed side and the row's bias.
+
+    Rows without an exact solution keep their row of ``vectors``. Blocks of rows run on ``n_jobs``
+    threads with one BLAS thread each.
+    """
+    n_contexts = fitter.n_contexts()
+    rows = np.flatnonzero(n_contexts > fitter.dim)
+    out = np.array(vectors, dtype=np.float64, copy=True)
+    scratch_rows = max(1, int(n_contexts.max(initial=0)))
+
+    def solve(block: np.ndarray) -> None:
+        scratch = np.empty((scratch_rows, fitter.dim + 2))
+        for i in block:
+            fit = fitter.fit_word(int(i), float(biases[i]), None, scratch)
+            if fit.factor is not None:
+                out[i] = fit.optimum
+
+    blocks = np.array_split(rows, max(1, 8 * n_jobs))
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
+        list(pool.map(solve, blocks))
+    return out
+
+
+def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n_sweeps: int, x_max: float,
+                       alpha: float, conditioning: str, n_jobs: int) -> GloVeParameters:
+    """``n_sweeps`` sweeps of W given C, b, c then C given W, b, c; the last W step is left to the covariance pass.
+
+    Parameters
+    ----------
+    cooccurrence : scipy.sparse.csr_matrix, shape (V, V)
+        Canonical co-occurrence matrix (rows are centre words).
+    parameters : GloVeParameters
+        The trained parameters to start from.
+    n_sweeps : int
+    x_max, alpha : float
+    conditioning : {"exact", "paper"}
+    n_jobs : int
+
+    Returns
+    -------
+    GloVeParameters
+        New centre and context vectors; biases and training costs as given.
+    """
+    transposed = cooccurrence.T.tocsr()
+    transposed.sort_indices()
+    center, context = parameters.center_vectors, parameters.context_vectors
+    for _ in range(n_sweeps):
+        center = optimum_vectors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha,
+                                            conditioning), parameters.center_biases, center, n_jobs)
+        context = optimum_vectors(WordFitter(transposed, center, parameters.center_biases, x_max, alpha,
+                                             conditioning), parameters.context_biases, context, n_jobs)
+    return GloVeParameters(center, context, parameters.center_biases, parameters.context_biases,
+                           costs=parameters.costs)
