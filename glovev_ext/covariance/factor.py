@@ -45,8 +45,20 @@ def _packed_positions(dim: int) -> np.ndarray:
     return cols * dim + rows
 
 
+@lru_cache(maxsize=8)
+def _packed_positions_transposed(dim: int) -> np.ndarray:
+    """Flat positions in the C-ordered transpose of a D x D array of its packed lower triangle's entries.
+
+    Each column of the lower triangle is a contiguous run there (LAPACK's factors are Fortran-ordered).
+    """
+    rows, cols = np.triu_indices(dim)
+    return rows * dim + cols
+
+
 def pack_lower(matrix: np.ndarray) -> np.ndarray:
     """The lower triangle of a square matrix in BLAS column-major packed order."""
+    if matrix.flags.f_contiguous and not matrix.flags.c_contiguous:
+        return matrix.T.ravel()[_packed_positions_transposed(matrix.shape[0])]
     return np.ascontiguousarray(matrix).ravel()[_packed_positions(matrix.shape[0])]
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glovev_ext.covariance import CHOLESKY, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, TRANSFORMED, Factor, numerical_rank
+from glovev_ext.covariance import (CHOLESKY, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, TRANSFORMED, Factor, numerical_rank,
+                                   pack_lower, unpack_lower)
 
 DIM = 6
 
@@ -84,3 +85,12 @@ def test_a_singular_covariance_keeps_its_rank(rng):
 def test_numerical_rank_reads_the_diagonal():
     assert numerical_rank(np.diag([3.0, 1e-3, 1e-12])) == 2
     assert numerical_rank(np.zeros((3, 3))) == 0
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_packing_reads_either_memory_order_column_by_column(rng, order):
+    """The packed lower triangle is BLAS's column-major order whatever the input's layout."""
+    matrix = np.asarray(rng.normal(size=(7, 7)), order=order)
+    expected = np.concatenate([matrix[j:, j] for j in range(7)])
+    np.testing.assert_array_equal(pack_lower(matrix), expected)
+    np.testing.assert_array_equal(unpack_lower(pack_lower(matrix), 7), np.tril(matrix))
