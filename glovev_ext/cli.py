@@ -19,7 +19,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from .counting import LineCorpus, default_corpus_path, load_default_corpus
 from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import fit_corpus, fit_metadata, n_singular, outside_optimum_region
+from .pipeline import fit_corpus, fit_metadata, outside_optimum_region
 from .saved_model import load_model, save_model
 from .stats import DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, SCALES
 
@@ -277,7 +277,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         kv, metadata = fitted.keyed_vectors, fitted.metadata
     few = int((model.n_contexts_ <= kv.vector_size).sum())
     branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
-              if model.conditioning == "paper" else f"{n_singular(model):,} with a numerically singular H_i")
+              if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
     print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
           f"{few:,} have {kv.vector_size} or fewer contexts)  [{model.fit_seconds_['covariances']:.1f} s]")
     _print_premise(model)

@@ -135,16 +135,10 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                    "n_tokens": getattr(vectorizer, "n_tokens_", None),
                    "n_words": int(estimator.n_features_in_), "n_nonzeros": int(estimator.n_contexts_.sum()),
                    "n_with_covariance": int(estimator.covariance_defined_.sum()),
-                   "n_singular": n_singular(estimator),
+                   "n_singular": int(estimator.singular_.sum()),
                    "n_pseudo_inverse": int(estimator.pseudo_inverse_.sum())},
         "seconds": {name: round(float(value), 3) for name, value in seconds.items()},
     }
-
-
-def n_singular(estimator: GloVeVEstimator) -> int:
-    """Words with more contexts than dimensions whose ``H_i`` is numerically singular (no covariance)."""
-    enough = estimator.n_contexts_ > estimator.embedding_.shape[1]
-    return int((enough & ~estimator.covariance_.defined).sum())
 
 
 def outside_optimum_region(estimator: GloVeVEstimator, confidence_level: float = 0.95) -> float:

@@ -122,6 +122,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         ``|K_i|``.
     covariance_defined_ : ndarray of bool, shape (V,)
         Words with a covariance (``|K_i| > D``).
+    singular_ : ndarray of bool, shape (V,)
+        Words with more than D contexts whose ``H_i`` is numerically singular (no covariance).
     pseudo_inverse_ : ndarray of bool, shape (V,)
         Words on the pseudo-inverse branch (``conditioning="paper"`` only).
     condition_number_ : ndarray, shape (V,)
@@ -249,11 +251,17 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             logger.info("GloVe-V: %d of %d words have a covariance (computed when queried)",
                         int(self.covariance_defined_.sum()), n_words)
         else:
-            singular = int(((self.n_contexts_ > dim) & ~self.covariance_defined_).sum())
             logger.info("GloVe-V: %d of %d words have a covariance (%d numerically singular, %d on the "
-                        "pseudo-inverse branch)", int(self.covariance_defined_.sum()), n_words, singular,
-                        int(self.pseudo_inverse_.sum()))
+                        "pseudo-inverse branch)", int(self.covariance_defined_.sum()), n_words,
+                        int(self.singular_.sum()), int(self.pseudo_inverse_.sum()))
         return self
+
+    @property
+    def singular_(self) -> np.ndarray:
+        """Words with more contexts than dimensions but a numerically singular ``H_i`` (no covariance), read from
+        ``covariance_`` (a lazy store finds them as they are queried)."""
+        check_is_fitted(self, "covariance_")
+        return (self.n_contexts_ > self.embedding_.shape[1]) & ~self.covariance_.defined
 
     @property
     def pseudo_inverse_(self) -> np.ndarray:

@@ -108,7 +108,8 @@ class PerWord:
 def older_store_fields(kind: np.ndarray, rank: np.ndarray, n_contexts: np.ndarray, dim: int) -> dict[str, np.ndarray]:
     """``dof``, ``condition`` and ``understated`` for a store from before glovev-ext 0.3 (see :meth:`PerWord.of`)."""
     kind, rank, n_contexts = np.asarray(kind), np.asarray(rank), np.asarray(n_contexts)
-    dof = np.where(n_contexts > dim, n_contexts - dim, np.inf)
-    return {"dof": np.where(kind == UNDEFINED, n_contexts - dim, dof).astype(np.float64),
+    # a defined word without recorded contexts (a covariance read whole) is taken as known
+    known = (kind != UNDEFINED) & (n_contexts <= dim)
+    return {"dof": np.where(known, np.inf, n_contexts - dim).astype(np.float64),
             "condition": np.full(kind.size, np.nan),
             "understated": np.where(kind == PSEUDO_INVERSE, dim - rank, 0).astype(np.int32)}

@@ -60,7 +60,8 @@ class WordShares:
         return WordShares(tuple(columns), tuple(whitened), self.dofs, self.understated)
 
 
-def delta_covariance(words: ResolvedWords, statistic: Statistic) -> tuple[np.ndarray, np.ndarray, WordShares]:
+def delta_covariance(words: ResolvedWords, statistic: Statistic,
+                     jacobian: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, WordShares]:
     """Values at the trained vectors, their delta-method covariance, and each word's share of it.
 
     Parameters
@@ -68,6 +69,8 @@ def delta_covariance(words: ResolvedWords, statistic: Statistic) -> tuple[np.nda
     words : ResolvedWords
         The statistic's words (``statistic.keys``, in that order) with their vectors and factors.
     statistic : Statistic
+    jacobian : ndarray, shape (m, k, D), optional
+        ``statistic.jacobian(words.vectors)``, when the caller has it already.
 
     Returns
     -------
@@ -78,7 +81,8 @@ def delta_covariance(words: ResolvedWords, statistic: Statistic) -> tuple[np.nda
         the variances are their column sums.
     """
     words.check_keys(statistic.keys)
-    jacobian = statistic.jacobian(words.vectors)
+    if jacobian is None:
+        jacobian = statistic.jacobian(words.vectors)
     covariance = np.zeros((jacobian.shape[0], jacobian.shape[0]))
     columns, whitened = [], []
     for i, factor in enumerate(words.factors):

@@ -91,22 +91,22 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
     words.check_keys(statistic.keys)
     m = len(statistic.names)
     nulls = np.zeros(m) if null_values is None else np.broadcast_to(np.asarray(null_values, float), (m,)).copy()
-    values, covariance, shares = delta_covariance(words, statistic)
+    jacobian = statistic.jacobian(words.vectors)
+    values, covariance, shares = delta_covariance(words, statistic, jacobian)
     contributions = shares.contributions(np.eye(m))
     df = welch_satterthwaite(contributions, shares.dofs) if use_t else np.full(m, np.inf)
+    generator = np.random.default_rng(random_state)
     draws = delta_cov = None
     label, reason = DELTA, "delta method, as asked (method='delta')"
     if method != "delta":
-        draws, drawn_covariance, judged = _monte_carlo_covariance(words, statistic, covariance, n_draws,
-                                                                  random_state, use_t)
+        normal, judged = _normal_draws(words, statistic, jacobian, covariance, n_draws, generator)
         if method == "monte carlo":
             label, reason = MONTE_CARLO, f"Monte Carlo, as asked ({n_draws} draws)"
         else:
             label, reason = _auto_choice(statistic.names, np.diag(covariance), judged, n_draws)
         if label == MONTE_CARLO:
-            delta_cov, covariance = covariance, drawn_covariance
-        else:
-            draws = None
+            delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
+            draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
     caveats = (*_dominance(statistic.names, words.keys, contributions),
                *_understated(words.keys, shares.understated, words.vectors.shape[1]))
     return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
@@ -128,46 +128,47 @@ def wald_test(kv: EmbeddingWithCovariance, statistic: Statistic, *, null_value: 
     return dataclasses.replace(family[0], name=statistic.name)
 
 
-def _monte_carlo_covariance(words: ResolvedWords, statistic: Statistic, delta: np.ndarray, n_draws: int,
-                            random_state, use_t: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Monte Carlo by one set of draws: the draws for intervals, the covariance, and the variances to judge the
-    delta method by.
+def _normal_draws(words: ResolvedWords, statistic: Statistic, jacobian: np.ndarray, delta: np.ndarray,
+                  n_draws: int, generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The statistic at normal draws of the vectors, and the variances to judge the delta method by.
 
-    The covariance is that of the statistic at normal draws of the vectors. The variances for the
-    judgement use the linearised statistic ``L = sum_i g_i . (w_i' - w_i)``, whose variance (the
+    The judgement uses the linearised statistic ``L = sum_i g_i . (w_i' - w_i)``, whose variance (the
     delta method's) is known exactly, as a regression control variate: ``beta^2 Var(L) + Var(t - beta L)``
     with ``beta`` the regression of ``t`` on ``L`` in the draws. Where the delta method is nearly right
     this is far less noisy than the draws' own variance; where it is far off it is about as noisy,
-    and the gap is large anyway. The draws returned: with ``use_t`` each word's deviation ``S_i z``
-    scaled by ``sqrt(nu_i / chi2)`` (its t distribution), else the normal draws themselves.
+    and the gap is large anyway.
     """
     m = len(statistic.names)
-    jacobian = statistic.jacobian(words.vectors)
     base = words.vectors
-    generator = np.random.default_rng(random_state)
-    dofs = np.array([factor.dof for factor in words.factors], dtype=np.float64)
-    finite = np.isfinite(dofs) & use_t
 
-    def values_linear_part_and_t(drawn):
-        deviation = drawn - base
+    def values_and_linear_part(drawn):
         value = np.asarray(statistic.function(drawn), dtype=np.float64).reshape(drawn.shape[0], m)
-        linear = np.einsum("mkd,nkd->nm", jacobian, deviation)
-        if not finite.any():
-            return np.concatenate([value, linear, value], axis=1)
-        scales = np.ones((drawn.shape[0], dofs.size))
-        scales[:, finite] = np.sqrt(dofs[finite] / generator.chisquare(dofs[finite], (drawn.shape[0], finite.sum())))
-        heavy = np.asarray(statistic.function(base + deviation * scales[..., None]), dtype=np.float64)
-        return np.concatenate([value, linear, heavy.reshape(drawn.shape[0], m)], axis=1)
+        return np.concatenate([value, np.einsum("mkd,nkd->nm", jacobian, drawn - base)], axis=1)
 
-    both = draw_values(words, values_linear_part_and_t, n_draws, generator)
-    normal, linear, draws = both[:, :m], both[:, m:2 * m], both[:, 2 * m:]
-    covariance = np.atleast_2d(np.cov(normal, rowvar=False))
+    both = draw_values(words, values_and_linear_part, n_draws, generator)
+    normal, linear = both[:, :m], both[:, m:]
     centred_values, centred_linear = normal - normal.mean(axis=0), linear - linear.mean(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         beta = np.where(np.diag(delta) > 0, (centred_values * centred_linear).sum(axis=0)
                         / (centred_linear**2).sum(axis=0), 0.0)
     judged = beta**2 * np.diag(delta) + (centred_values - beta * centred_linear).var(axis=0, ddof=1)
-    return draws, covariance, judged
+    return normal, judged
+
+
+def _t_draws(words: ResolvedWords, statistic: Statistic, n_draws: int, generator: np.random.Generator) -> np.ndarray:
+    """The statistic at draws in which each word's deviation ``S_i z`` is scaled by ``sqrt(nu_i / chi2)``: its t."""
+    m = len(statistic.names)
+    base = words.vectors
+    dofs = np.array([factor.dof for factor in words.factors], dtype=np.float64)
+    finite = np.isfinite(dofs)
+
+    def heavy(drawn):
+        scales = np.ones((drawn.shape[0], dofs.size))
+        scales[:, finite] = np.sqrt(dofs[finite] / generator.chisquare(dofs[finite], (drawn.shape[0], finite.sum())))
+        values = statistic.function(base + (drawn - base) * scales[..., None])
+        return np.asarray(values, dtype=np.float64).reshape(drawn.shape[0], m)
+
+    return draw_values(words, heavy, n_draws, generator)
 
 
 def _auto_choice(names: Sequence[str], delta: np.ndarray, drawn: np.ndarray, n_draws: int) -> tuple[str, str]:

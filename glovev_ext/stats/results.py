@@ -19,7 +19,7 @@ from statsmodels.stats.multitest import multipletests
 from .._deprecation import positional_significance_level, renamed_keywords
 from ._summary import notes, parameter_frame, reference_line, render
 from .delta import WordShares
-from .intervals import (UNBOUNDED, bounds_of, check_alternative, check_confidence_level, intervals, linear_bounds,
+from .intervals import (UNBOUNDED, bounds_of, check_alternative, intervals, linear_bounds,
                         percentile_bounds, percentile_pvalues, pvalue, scaled_errors, wald_statistics,
                         welch_satterthwaite)
 
@@ -115,12 +115,9 @@ class InferenceResult:
         """
         check_alternative(alternative)
         box = bounds_of(bounds, 1)
-        errors = _scale_errors(np.array([estimate]), np.array([std_error]), np.array([delta_std_error]), box, scale,
-                               method, draws)
-        statistic = float(wald_statistics(np.array([estimate]), errors, np.array([null_value]), box, scale)[0])
-        p = float(pvalue(statistic, df, alternative))
-        if _asks_the_draws(method, draws, scale):
-            p = max(p, float(percentile_pvalues(draws, [null_value], alternative)[0]))
+        rule = _Inference.of_one(estimate, std_error, delta_std_error, df, box, scale, method, draws)
+        statistic = float(rule.statistics([null_value])[0])
+        p = float(rule.pvalues([null_value], alternative)[0])
         return cls(name=name, estimate=float(estimate), std_error=float(std_error), null_value=float(null_value),
                    alternative=alternative, statistic=statistic, pvalue=p, method=method, uncertainty=uncertainty,
                    words=tuple(words), dropped=tuple(dropped), draws=draws,
@@ -149,13 +146,9 @@ class InferenceResult:
         """
         if self.method == PERMUTATION:
             raise ValueError("a permutation test gives a p-value, not a confidence interval")
-        box = bounds_of(self.bounds, 1)
-        errors = _scale_errors(np.array([self.estimate]), np.array([self.std_error]),
-                               np.array([self.delta_std_error]), box, self.scale, self.method, self.draws)
-        interval = intervals(self.estimate, errors, self.df, box, self.scale, confidence_level)
-        if _asks_the_draws(self.method, self.draws, self.scale):
-            interval = _union(interval, percentile_bounds(self.draws, confidence_level))
-        low, high = interval[0]
+        low, high = _Inference.of_one(self.estimate, self.std_error, self.delta_std_error, self.df,
+                                      bounds_of(self.bounds, 1), self.scale, self.method,
+                                      self.draws).conf_int(confidence_level)[0]
         return float(low), float(high)
 
     @positional_significance_level
@@ -167,10 +160,9 @@ class InferenceResult:
         the interval can miss the estimate at the trained vectors. :meth:`conf_int` joins it with
         the interval around the estimate.
         """
-        check_confidence_level(confidence_level)
         if self.draws is None or self.method != MONTE_CARLO:
             raise ValueError("only Monte Carlo results have draws")
-        low, high = np.quantile(self.draws, [0.5 - confidence_level / 2, 0.5 + confidence_level / 2])
+        low, high = percentile_bounds(self.draws, confidence_level)[0]
         return float(low), float(high)
 
     def variance_by_word(self) -> pd.Series:
@@ -305,23 +297,20 @@ class ResultFamily:
         return np.sqrt(np.diag(self.covariance))
 
     @property
-    def _scale_errors(self) -> np.ndarray:
-        """Standard errors on the test scale."""
+    def _rule(self) -> _Inference:
         delta = None if self.delta_covariance is None else np.sqrt(np.diag(self.delta_covariance))
-        return _scale_errors(self.estimates, self.std_errors, delta, self.bounds, self.scale, self.method, self.draws)
+        return _Inference(self.estimates, self.std_errors, delta, self.df, self.bounds, self.scale, self.method,
+                          self.draws)
 
     @property
     def statistics(self) -> np.ndarray:
         """Wald t (or z) statistics on the test scale."""
-        return wald_statistics(self.estimates, self._scale_errors, self.null_values, self.bounds, self.scale)
+        return self._rule.statistics(self.null_values)
 
     @property
     def pvalues(self) -> np.ndarray:
         """p-values (with Monte Carlo draws on the bounded scale: the larger of the Wald and the draws')."""
-        wald = pvalue(self.statistics, self.df, self.alternative)
-        if _asks_the_draws(self.method, self.draws, self.scale):
-            return np.maximum(wald, percentile_pvalues(self.draws, self.null_values, self.alternative))
-        return wald
+        return self._rule.pvalues(self.null_values, self.alternative)
 
     def __getitem__(self, k: int | str) -> InferenceResult:
         k = self.names.index(k) if isinstance(k, str) else k
@@ -402,10 +391,7 @@ class ResultFamily:
 
         See :meth:`InferenceResult.conf_int`.
         """
-        interval = intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
-        if _asks_the_draws(self.method, self.draws, self.scale):
-            interval = _union(interval, percentile_bounds(self.draws, confidence_level))
-        return interval
+        return self._rule.conf_int(confidence_level)
 
     @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
@@ -498,20 +484,56 @@ class NeighborsResult:
         return str(self.summary())
 
 
-def _scale_errors(estimates: np.ndarray, std_errors: np.ndarray, delta_std_errors: np.ndarray | None,
-                  bounds: np.ndarray, scale: str, method: str, draws: np.ndarray | None) -> np.ndarray:
-    """Standard errors on the test scale, ``se * g'(estimate)``: with the delta method's ``se`` for Monte Carlo on
-    the bounded scale (when known), else the result's own."""
-    if _asks_the_draws(method, draws, scale) and delta_std_errors is not None and not np.isnan(delta_std_errors).any():
-        std_errors = delta_std_errors
-    return scaled_errors(estimates, std_errors, bounds, scale)
+@dataclass(frozen=True)
+class _Inference:
+    """What intervals and tests of ``m`` values rest on, and the one rule that turns it into them.
 
+    ``glovev_ext.stats.intervals``: on the test scale with ``se g'(estimate)`` (the delta method's
+    ``se`` for Monte Carlo on the bounded scale, when known) and t(``df``); for Monte Carlo on the
+    bounded scale joined with the draws' percentile interval, the p-value the larger of the two.
+    """
 
-def _asks_the_draws(method: str, draws: np.ndarray | None, scale: str) -> bool:
-    """Whether intervals and tests also use the draws' percentiles (Monte Carlo on the bounded scale)."""
-    return method == MONTE_CARLO and draws is not None and scale == "bounded"
+    estimates: np.ndarray
+    std_errors: np.ndarray
+    delta_std_errors: np.ndarray | None
+    df: np.ndarray
+    bounds: np.ndarray
+    scale: str
+    method: str
+    draws: np.ndarray | None
 
+    @classmethod
+    def of_one(cls, estimate: float, std_error: float, delta_std_error: float, df: float, bounds: np.ndarray,
+               scale: str, method: str, draws: np.ndarray | None) -> _Inference:
+        """The rule for a single value (a draw per row, if any)."""
+        return cls(np.array([estimate]), np.array([std_error]),
+                   None if np.isnan(delta_std_error) else np.array([delta_std_error]), np.array([df]), bounds, scale,
+                   method, None if draws is None else np.asarray(draws).reshape(-1, 1))
 
-def _union(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """The smallest intervals holding both (rows of lower and upper bounds)."""
-    return np.column_stack([np.minimum(first[:, 0], second[:, 0]), np.maximum(first[:, 1], second[:, 1])])
+    @property
+    def _asks_the_draws(self) -> bool:
+        return self.method == MONTE_CARLO and self.draws is not None and self.scale == "bounded"
+
+    @property
+    def _scale_errors(self) -> np.ndarray:
+        use_delta = self._asks_the_draws and self.delta_std_errors is not None
+        errors = self.delta_std_errors if use_delta else self.std_errors
+        return scaled_errors(self.estimates, errors, self.bounds, self.scale)
+
+    def statistics(self, null_values) -> np.ndarray:
+        return wald_statistics(self.estimates, self._scale_errors, np.asarray(null_values, dtype=np.float64),
+                               self.bounds, self.scale)
+
+    def pvalues(self, null_values, alternative: str) -> np.ndarray:
+        wald = pvalue(self.statistics(null_values), self.df, alternative)
+        if self._asks_the_draws:
+            return np.maximum(wald, percentile_pvalues(self.draws, null_values, alternative))
+        return wald
+
+    def conf_int(self, confidence_level: float) -> np.ndarray:
+        interval = intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
+        if self._asks_the_draws:
+            draws = percentile_bounds(self.draws, confidence_level)
+            interval = np.column_stack([np.minimum(interval[:, 0], draws[:, 0]),
+                                        np.maximum(interval[:, 1], draws[:, 1])])
+        return interval

@@ -67,6 +67,7 @@ def test_the_estimator_records_condition_numbers_and_names_singular_words(embedd
     np.testing.assert_array_equal(exact.condition_number_[enough], paper.condition_number_[enough])
     assert np.isnan(exact.condition_number_[~enough]).all()
     singular = enough & ~exact.covariance_defined_
+    np.testing.assert_array_equal(exact.singular_, singular)
     assert singular.any() and (exact.condition_number_[singular] > MAX_CONDITION).all()
     assert (exact.condition_number_[exact.covariance_defined_] <= MAX_CONDITION).all()
     assert not exact.pseudo_inverse_.any() and paper.pseudo_inverse_.any()

@@ -16,6 +16,7 @@ import pytest
 import glovev_ext
 from glovev_ext.covariance import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
+from glovev_ext.stats.estimation import estimate_resolved
 from glovev_ext.stats.weat import effect_size_bound
 
 DIM = 30
@@ -98,3 +99,22 @@ def test_weat_and_cosine_bias_of_mixed_words_do_not_under_cover(fit):
     assert weat.coverage[0] >= NOMINAL[0] and bias.coverage[0] >= NOMINAL[0], (weat.summary_frame(),
                                                                                bias.summary_frame())
     assert -effect_size_bound(3, 3, 1) <= weat.truth[0] <= effect_size_bound(3, 3, 1)
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (issue 13, docs/method.md 6.5): 0.923 at 2,000 refits; the same "
+                                      "difference estimated as its own Statistic covers no better (0.90 in 600)")
+def test_differences_of_similarities_cover(fit):
+    """The contrast path (Welch-Satterthwaite from each word's share, bounds [-2, 2], the union with the
+    percentile interval): cos(rare, frequent) - cos(rare, other frequent), a shared rare word."""
+    frequent, rare = fit[0]["frequent"], fit[0]["rare"]
+    statistic = glovev_ext.cosine_statistic([(rare[0], frequent[0]), (rare[0], frequent[1])])
+    simulator, generator = fit[1]["exact"], np.random.default_rng(12)
+    truth = np.diff(statistic.value(np.vstack([simulator.truth[key] for key in statistic.keys])))[0] * -1
+    covered = []
+    for _ in range(REPLICATIONS):
+        words = simulator.draw(statistic.keys, generator)
+        difference = estimate_resolved(words, statistic, random_state=generator, n_draws=500).difference(0, 1)
+        low, high = difference.conf_int()
+        assert -2 <= low <= high <= 2
+        covered.append(low <= truth <= high)
+    assert np.mean(covered) >= NOMINAL[0], np.mean(covered)

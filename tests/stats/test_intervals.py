@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -89,6 +91,9 @@ def test_auto_keeps_the_delta_method_only_where_monte_carlo_agrees(kv):
     assert frequent.method == "delta method" and "agree with 2000 Monte Carlo draws within" in frequent.method_reason
     drawn = kv.similarity_test("man", "woman", method="monte carlo", n_draws=8000, random_state=2)
     assert frequent.std_error == pytest.approx(drawn.std_error, rel=0.05)
+    # the gap the reason quotes, against an independent 8,000-draw estimate (its noise: about 0.8 %)
+    quoted = float(re.search(r"within ([0-9.]+)%", frequent.method_reason).group(1)) / 100
+    assert quoted == pytest.approx(abs(frequent.std_error / drawn.std_error - 1), abs=0.02)
     rare = max((w for w in kv.index_to_key if kv.has_covariance(w)), key=lambda w: np.trace(kv.covariance(w)))
     hard = kv.similarity_test(rare, "man", random_state=1)
     assert hard.method == "Monte Carlo" and "off the draws'" in hard.method_reason
@@ -104,8 +109,16 @@ def test_results_name_the_words_that_dominate_a_variance(kv):
     assert shares.index[0] == rare and shares.iloc[0] >= 2 / 3
     assert any(line.startswith(f"Variance of effect size dominated by {rare!r}") for line in family.caveats)
     assert f"dominated by {rare!r}" in str(family.summary())
-    balanced = kv.similarity_test("man", "woman", method="delta")
-    assert not balanced.caveats or "dominated" in balanced.caveats[0]
+    # a cosine: named exactly when one of its two words carries two thirds of the variance
+    for a, b in (("man", "woman"), (rare, "man")):
+        result = kv.similarity_test(a, b, method="delta")
+        shares = result.variance_by_word()
+        named = [line for line in result.caveats if "dominated" in line]
+        if shares.iloc[0] >= 2 / 3:
+            assert named == [f"Variance of cos({a}, {b}) dominated by {shares.index[0]!r} ({shares.iloc[0]:.0%})"]
+        else:
+            assert named == []
+    assert kv.similarity_test(rare, "man", method="delta").variance_by_word().index[0] == rare
 
 
 def test_results_on_the_papers_pseudo_inverse_say_their_variance_is_understated(embedded_cooccurrence):
