@@ -44,12 +44,11 @@ def optimum_vectors(fitter: WordFitter, biases: np.ndarray, vectors: np.ndarray,
     n_contexts = fitter.n_contexts()
     rows = np.flatnonzero(n_contexts > fitter.dim)
     out = np.array(vectors, dtype=np.float64, copy=True)
-    scratch_rows = max(1, int(n_contexts.max(initial=0)))
 
     def solve(block: np.ndarray) -> None:
-        scratch = np.empty((scratch_rows, fitter.dim + 2))
+        workspace = fitter.workspace()
         for i in block:
-            fit = fitter.fit_word(int(i), float(biases[i]), None, scratch)
+            fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
             if fit.factor is not None:
                 out[i] = fit.optimum
 

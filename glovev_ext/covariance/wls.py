@@ -4,7 +4,8 @@ For word i with contexts ``K_i = {j : X_ij > 0}`` and ``V, b, c`` held at their 
 
 - ``H_i = sum_j f(X_ij) v_j v_j^T``  (``b_i`` is fixed, so it is not a parameter);
 - ``s2_i = sum_j f(X_ij) r_ij^2 / (|K_i| - D)`` with the GloVe residual ``r_ij``
-  (:func:`glovev_ext.glove.glove_residuals`): :func:`residual_variance`;
+  (:func:`glovev_ext.glove.glove_residuals`; per word, weighted, from the design already gathered):
+  :func:`residual_variance`;
 - ``Sigma_i = s2_i H_i^{-1}``, defined only when ``|K_i| > D`` and ``H_i`` is not numerically
   singular. Two conditioning rules (``conditioning``): ``"exact"`` (the default, docs/method.md
   section 6) inverts ``H_i`` from its Cholesky factor whenever LAPACK's estimate of its condition
@@ -25,7 +26,8 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.linalg import lapack
 
-from ..glove import glove_residuals, glove_weights, weighted_squared_residuals
+from ..glove import glove_weights, weighted_squared_residuals
+from ._lapack import cholesky_condition, lapack_buffers
 from .factor import UNDEFINED, Factor
 
 INVERSE_ERROR_LIMIT = 1e-10
@@ -37,6 +39,9 @@ CONDITIONING_CHOICES = ("exact", "paper")
 _EPS = np.finfo(np.float64).eps
 _SCREEN_MARGIN = 30.0  # an estimated condition number this far below the threshold needs no exact test
 _ROUGH_ITERATIONS = 6  # power iterations before the first, one-sided, shifted Cholesky test
+# The Gram expansion of a residual sum of squares is kept when the sum is at least this share of
+# its terms' magnitudes: rounding (about |K|^(1/2) eps of the terms) then stays below 1e-10 of it.
+_CANCELLATION_MARGIN = 1e-3
 
 
 def residual_variance(weighted_squares_sum, n_contexts, dim: int, free_bias: bool = False):
@@ -49,18 +54,7 @@ def residual_variance(weighted_squares_sum, n_contexts, dim: int, free_bias: boo
         return np.where(dof > 0, np.asarray(weighted_squares_sum, dtype=np.float64) / dof, np.nan)
 
 
-def estimated_condition(hessian: np.ndarray, lower: np.ndarray, info: int) -> float:
-    """LAPACK's estimate of the 1-norm condition number of ``H`` from its Cholesky factor (inf if that failed).
-
-    A lower bound of ``cond_1(H)``, in practice within a factor 3 of it; ``cond_1 >= cond_2``.
-    """
-    if info != 0:
-        return np.inf
-    rcond, status = lapack.dpocon(lower, np.abs(hessian).sum(axis=0).max(), uplo="L")
-    return float(1.0 / rcond) if status == 0 and rcond > 0 else np.inf
-
-
-def is_ill_conditioned(hessian: np.ndarray, lower: np.ndarray, start: np.ndarray, condition: float) -> bool:
+def is_ill_conditioned(hessian: np.ndarray, start: np.ndarray, condition: float) -> bool:
     """The paper's conditioning rule: ``cond_2(H) * eps > INVERSE_ERROR_LIMIT``, decided without an eigendecomposition.
 
     LAPACK's estimate of the 1-norm condition number (a lower bound, in practice within a factor 3
@@ -73,8 +67,6 @@ def is_ill_conditioned(hessian: np.ndarray, lower: np.ndarray, start: np.ndarray
     Parameters
     ----------
     hessian : ndarray, shape (D, D)
-    lower : ndarray, shape (D, D)
-        Its Cholesky factor.
     start : ndarray, shape (D,)
         A starting vector for the power iteration.
     condition : float
@@ -158,22 +150,26 @@ class WordFitter:
         """|K_i| for every row."""
         return np.diff(self.cooccurrence.indptr)
 
+    def workspace(self) -> Workspace:
+        """Buffers for fitting any row of this fitter's matrix (one per thread)."""
+        return Workspace(self.dim, int(self.n_contexts().max(initial=0)))
+
     def fit_word(self, i: int, center_bias: float, center_vector: np.ndarray | None,
-                 scratch: np.ndarray | None = None) -> WordFit:
+                 workspace: Workspace | None = None) -> WordFit:
         """The GloVe-V quantities of row ``i`` given its trained bias and centre vector (None: at the optimum)."""
         start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
         return self.fit_row(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
-                            center_bias, center_vector, scratch)
+                            center_bias, center_vector, workspace)
 
     def fit_row(self, cols: np.ndarray, values: np.ndarray, center_bias: float | None,
-                center_vector: np.ndarray | None, scratch: np.ndarray | None = None,
+                center_vector: np.ndarray | None, workspace: Workspace | None = None,
                 weights: np.ndarray | None = None) -> WordFit:
         """The GloVe-V quantities of a co-occurrence row given as (columns, positive values).
 
         With ``center_bias`` None the row's bias is estimated with its vector (a word outside the
         fit has none): the bias is profiled out of ``H`` and ``|K| - D - 1`` degrees of freedom
         remain. With ``center_vector`` None the residuals are taken at the optimum ``w*``.
-        ``scratch``, if given, is a float64 buffer of at least ``(|K|, D + 2)`` to reuse.
+        ``workspace`` (:meth:`workspace`), if given, is reused instead of allocating buffers.
         ``weights`` replace ``f(values)`` (the model's weights are fixed, so a simulation of the
         model holds them at the observed counts').
         """
@@ -186,11 +182,11 @@ class WordFitter:
             weights = glove_weights(values, self.x_max, self.alpha)
         root_weights = np.sqrt(weights)
         target = root_weights * (np.log(values) - self.context_biases[cols] - (0.0 if free_bias else center_bias))
-        if scratch is None or scratch.shape[0] < n_contexts or scratch.shape[1] != dim + 2:
-            scratch = np.empty((n_contexts, dim + 2))
+        if workspace is None:
+            workspace = Workspace(dim, n_contexts)
         # One pass over the weighted contexts [A | s | t] (s = sqrt f, t = s (log X - c - b)) and one
         # symmetric product give H = A^T A and every cross product the formulas need.
-        augmented = scratch[:n_contexts]
+        augmented = workspace.design(n_contexts)
         _gather_weighted_rows(self.context_vectors, cols, root_weights, target, augmented)
         gram = augmented.T @ augmented
         hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
@@ -199,29 +195,87 @@ class WordFitter:
             weight_sum, design_sum, target_sum = gram[dim, dim], gram[:dim, dim], gram[dim, dim + 1]
             hessian = hessian - np.outer(design_sum, design_sum) / weight_sum
             rhs = rhs - design_sum * (target_sum / weight_sum)
-        else:
-            hessian = hessian.copy()
 
-        lower, info = lapack.dpotrf(hessian, lower=1, clean=1)
-        condition = estimated_condition(hessian, lower, info)
+        lower, info, condition = workspace.cholesky(hessian)
         if self.conditioning == "exact":
             if condition > MAX_CONDITION:
                 return WordFit(n_contexts, None, np.full(dim, np.nan), np.nan,
                                np.nan if free_bias else center_bias, condition)
             shape = Factor.of_hessian(hessian, lower, pseudo_inverse=False)
         else:
-            ill = info != 0 or is_ill_conditioned(hessian, lower, gram[:dim, dim], condition)
+            ill = info != 0 or is_ill_conditioned(hessian, gram[:dim, dim], condition)
             shape = Factor.of_hessian(hessian, lower, pseudo_inverse=ill)
         optimum = shape.solve(rhs)
         vector = optimum if center_vector is None else center_vector
         bias = (target_sum - design_sum @ vector) / weight_sum if free_bias else center_bias
-        # w . v_j from the weighted design already gathered: (s_j v_j) . w / s_j
-        products = (augmented[:, :dim] @ vector) / root_weights
-        residuals = glove_residuals(products, bias, self.context_biases[cols], values)
-        sigma2 = float(residual_variance(weights @ residuals**2, n_contexts, dim, free_bias))
+        sigma2 = float(residual_variance(self._weighted_squares_sum(augmented, gram, vector, bias if free_bias else None),
+                                         n_contexts, dim, free_bias))
         delta = vector - optimum
         return WordFit(n_contexts, shape.with_sigma2(sigma2, n_contexts - dim - (1 if free_bias else 0)), optimum,
                        _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias), condition)
+
+
+    @staticmethod
+    def _weighted_squares_sum(augmented: np.ndarray, gram: np.ndarray, vector: np.ndarray,
+                              free_bias: float | None) -> float:
+        """``sum_j f(X_ij) r_ij^2`` at ``vector``: ``||A w + b s - t||^2`` (``b`` only for a free bias).
+
+        Expanded through the Gram matrix of ``[A | s | t]`` it costs O(D^2) instead of a pass over
+        the contexts. The expansion subtracts terms as large as ``t^T t``; where the sum is small
+        against them (a fit nearly exact, e.g. at the optimum of a noiseless row) rounding would
+        dominate it, so it is computed from the residuals themselves.
+        """
+        dim = vector.size
+        coefficients = np.append(vector, 0.0 if free_bias is None else free_bias)
+        block = gram[:dim + 1, :dim + 1]
+        terms = (coefficients @ block @ coefficients, -2.0 * (coefficients @ gram[:dim + 1, dim + 1]),
+                 gram[dim + 1, dim + 1])
+        expanded = sum(terms)
+        if expanded > _CANCELLATION_MARGIN * sum(abs(term) for term in terms):
+            return float(expanded)
+        residuals = augmented[:, :dim] @ vector - augmented[:, dim + 1]
+        if free_bias is not None:
+            residuals += free_bias * augmented[:, dim]
+        return float(residuals @ residuals)
+
+
+class Workspace:
+    """Buffers one thread reuses from word to word: the weighted design and the Cholesky factor.
+
+    Parameters
+    ----------
+    dim : int
+        D.
+    max_contexts : int
+        Rows the design buffer holds at first (it grows for a longer row).
+    """
+
+    def __init__(self, dim: int, max_contexts: int):
+        self._design = np.empty((max(1, max_contexts), dim + 2))
+        self._factor = np.empty((dim, dim))
+        self._ints, self._doubles = lapack_buffers(dim)
+
+    def design(self, n_contexts: int) -> np.ndarray:
+        """A ``(n_contexts, D + 2)`` buffer for the weighted design ``[A | s | t]``."""
+        if self._design.shape[0] < n_contexts:
+            self._design = np.empty((n_contexts, self._design.shape[1]))
+        return self._design[:n_contexts]
+
+    def cholesky(self, hessian: np.ndarray) -> tuple[np.ndarray, int, float]:
+        """``(L, info, condition)``: the lower Cholesky factor of ``H`` (valid in its lower triangle, and
+        overwritten by the next call), LAPACK's status, and its estimate of the 1-norm condition
+        number (inf where the factorisation failed): see :func:`estimated_condition`."""
+        info, condition = cholesky_condition(hessian, self._factor, self._ints, self._doubles)
+        return self._factor.T, int(info), float(condition)
+
+
+def estimated_condition(hessian: np.ndarray) -> float:
+    """LAPACK's estimate of the 1-norm condition number of a symmetric ``H`` from its Cholesky factor.
+
+    Inf when ``H`` is not numerically positive definite. A lower bound of ``cond_1(H)``, in
+    practice within a factor 3 of it; ``cond_1 >= cond_2``.
+    """
+    return Workspace(hessian.shape[0], 1).cholesky(hessian)[2]
 
 
 def check_conditioning(conditioning: str) -> str:

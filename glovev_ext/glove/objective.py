@@ -1,8 +1,9 @@
 """The GloVe objective: the weighting function f, the residual of an entry, and the cost J.
 
-:func:`glove_residuals` is the one place the model's residual is written; the cost here, the
-residual variances of GloVe-V (``glovev_ext.covariance``) and the per-word fits all call it. (The
-AdaGrad kernel computes it inline, in its compiled loop.)
+:func:`glove_residuals` is the one place the model's residual is written; the cost here and the
+residual variances of GloVe-V (``glovev_ext.covariance``) call it. (The AdaGrad kernel computes it
+inline, in its compiled loop; a per-word fit sums its weighted squares through the Gram matrix of
+the weighted design, checked against this function in ``tests/covariance/test_wls.py``.)
 """
 
 from __future__ import annotations
@@ -34,9 +35,8 @@ def glove_weights(values: np.ndarray, x_max: float = 100.0, alpha: float = 0.75)
 def glove_residuals(products, center_biases, context_biases, values: np.ndarray) -> np.ndarray:
     """``r_ij = w_i . v_j + b_i + c_j - log X_ij`` of entries, given their products ``w_i . v_j``.
 
-    The products are an argument because callers hold the vectors differently: gathered per
-    entry (:func:`weighted_squared_residuals`) or as one word's weighted design matrix (the
-    per-word fits of ``glovev_ext.covariance``).
+    The products are an argument so that callers can gather them as suits them (per entry in
+    :func:`weighted_squared_residuals`).
 
     Parameters
     ----------

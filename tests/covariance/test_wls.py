@@ -168,3 +168,22 @@ def test_residual_variance_divides_by_the_spare_contexts():
     assert residual_variance(12.0, 10, 4) == pytest.approx(2.0)
     assert residual_variance(12.0, 10, 4, free_bias=True) == pytest.approx(12.0 / 5)
     np.testing.assert_array_equal(np.isnan(residual_variance(np.ones(3), np.array([4, 5, 6]), 5)), [True, True, False])
+
+
+@pytest.mark.parametrize("noise", [0.3, 0.0])
+@pytest.mark.parametrize("free_bias", [False, True])
+def test_residual_sum_of_squares_equals_brute_force_also_for_an_exact_fit(rng, noise, free_bias):
+    """s2 from the Gram expansion (a noisy row) and from the residuals (an exact fit, where the
+    expansion would be rounding alone) against one residual at a time."""
+    dim, n_contexts, bias = 5, 40, 0.7
+    contexts, context_biases, truth = rng.normal(size=(n_contexts, dim)), rng.normal(size=n_contexts), rng.normal(size=dim)
+    log_x = bias + context_biases + contexts @ truth + noise * rng.normal(size=n_contexts)
+    values = np.exp(log_x)
+    fitter = WordFitter(sp.csr_matrix(values[None, :]), contexts, context_biases, 100.0, 0.75)
+    fit = fitter.fit_row(np.arange(n_contexts), values, None if free_bias else bias, None)
+    residuals = contexts @ fit.optimum + fit.bias + context_biases - log_x
+    expected = glove_weights(values) @ residuals**2 / (n_contexts - dim - free_bias)
+    if noise:
+        assert fit.sigma2 == pytest.approx(expected, rel=1e-11)
+    else:
+        assert fit.sigma2 < 1e-25 and expected < 1e-25
