@@ -232,12 +232,45 @@ def _inference_options(args: argparse.Namespace) -> dict:
     return {"method": args.method, "use_t": args.reference == "t", "scale": args.scale}
 
 
+_WORD_OPTIONS = ("word1", "word2", "word", "versus")
+_WORD_LIST_OPTIONS = ("candidates", "x", "y", "a", "b", "group_a", "group_b", "attributes", "words")
+
+
 def _load(args) -> KeyedVectorsWithVariance:
-    kv, _ = load_model(args.model)
+    """The model, with the query's words (and word lists, read into lists) normalised as the model's words were."""
+    kv, metadata = load_model(args.model)
+    lowercase = (metadata.get("counting") or {}).get("lowercase", False)
+
+    def normalise(word: str) -> str:
+        return word.lower() if lowercase else word
+
+    for name in _WORD_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            setattr(args, name, [normalise(w) for w in value] if isinstance(value, list) else normalise(value))
+    for name in _WORD_LIST_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            setattr(args, name, [normalise(w) for w in _words(value)])
     return kv
 
 
+def _check_fit_options(args: argparse.Namespace) -> None:
+    """Every option of ``glovev fit`` checked before any work, in the command line's words."""
+    at_least_one = {"--n-components": args.n_components, "--epochs": args.epochs, "--window": args.window,
+                    "--min-count": args.min_count, "--sweeps": args.sweeps, "--max-vocab": args.max_vocab}
+    for flag, value in at_least_one.items():
+        if value is not None and value < 1:
+            raise ValueError(f"{flag} must be at least 1, got {value}")
+    for flag, value in {"--x-max": args.x_max, "--alpha": args.alpha}.items():
+        if not value > 0:
+            raise ValueError(f"{flag} must be positive, got {value}")
+    if args.n_jobs == 0:
+        raise ValueError("--n-jobs must be a number of threads (1 or more), or -1 for all cores; got 0")
+
+
 def _run_fit(args: argparse.Namespace) -> int:
+    _check_fit_options(args)
     show_progress = not args.quiet
     if args.glove_folder:
         if args.corpus:
@@ -280,12 +313,32 @@ def _run_fit(args: argparse.Namespace) -> int:
               if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
     print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
           f"{few:,} have {kv.vector_size} or fewer contexts)  [{model.fit_seconds_['covariances']:.1f} s]")
-    _print_premise(model)
-    _print_uncertainty_by_frequency(kv)
-    _print_evaluation(kv)
     directory = save_model(args.output, kv, metadata)
-    print(f"saved: {directory}  (ask it: glovev similarity {directory} man woman)")
+    size = sum(path.stat().st_size for path in directory.iterdir())
+    print(f"saved: {directory} ({size / 1e6:,.0f} MB)")
+    for title, part in (("distance from the optimum", lambda: _print_premise(model)),
+                        ("uncertainty by frequency", lambda: _print_uncertainty_by_frequency(kv)),
+                        ("WordSim-353", lambda: _print_word_similarity(kv)),
+                        ("nearest neighbours", lambda: _print_neighbours(kv))):
+        _report_part(title, part)
+    probe = next((w for w in _PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
+    print(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  (or glovev neighbors {directory} {probe})")
     return EXIT_OK
+
+
+def _report_part(title: str, part) -> None:
+    """One part of the fit report; the model is saved already, so a part that cannot be computed is a note."""
+    try:
+        part()
+    except (ValueError, KeyError, ZeroDivisionError, IndexError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"{title}: not evaluated ({message})")
+
+
+def _partner(kv: KeyedVectorsWithVariance, word: str) -> str:
+    """A second word for the suggested query: the next probe word in the vocabulary, else the most frequent other."""
+    others = [w for w in _PROBE_WORDS if w in kv.key_to_index and w != word]
+    return others[0] if others else next((w for w in kv.index_to_key if w != word), word)
 
 
 def _print_premise(model) -> None:
@@ -315,12 +368,19 @@ def _print_uncertainty_by_frequency(kv: KeyedVectorsWithVariance) -> None:
               f"{np.median(standard_errors[band]):.4f}")
 
 
-def _print_evaluation(kv: KeyedVectorsWithVariance) -> None:
-    _, (rho, p_value), oov_percent = kv.evaluate_word_pairs(datapath("wordsim353.tsv"))
+def _print_word_similarity(kv: KeyedVectorsWithVariance) -> None:
+    try:
+        _, (rho, p_value), oov_percent = kv.evaluate_word_pairs(datapath("wordsim353.tsv"))
+    except (ValueError, ZeroDivisionError):  # gensim's words for "no pair in the vocabulary"
+        raise ValueError("none of its word pairs is in the vocabulary") from None
     print(f"WordSim-353 (centre vectors): Spearman rho = {rho:.3f} (p = {p_value:.2g}), "
           f"{100 - oov_percent:.0f}% of pairs in vocabulary")
+
+
+def _print_neighbours(kv: KeyedVectorsWithVariance) -> None:
+    words = [w for w in _PROBE_WORDS if w in kv.key_to_index] or kv.index_to_key[:3]
     print("nearest neighbours by cosine of centre vectors:")
-    for word in (w for w in _PROBE_WORDS if w in kv.key_to_index):
+    for word in words:
         neighbours = ", ".join(f"{other} {similarity:.2f}" for other, similarity in kv.most_similar(word, topn=5))
         print(f"  {word}: {neighbours}")
 
@@ -341,8 +401,7 @@ def _run_similarity(args: argparse.Namespace) -> int:
 
 def _run_neighbors(args: argparse.Namespace) -> int:
     kv = _load(args)
-    candidates = _words(args.candidates) if args.candidates else None
-    result = kv.nearest_neighbors_test(args.word, candidates, args.topn, missing=args.missing, n_draws=args.draws,
+    result = kv.nearest_neighbors_test(args.word, args.candidates, args.topn, missing=args.missing, n_draws=args.draws,
                                        random_state=args.random_state, **_inference_options(args))
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
           f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)", result.similarities)
@@ -354,7 +413,7 @@ def _run_neighbors(args: argparse.Namespace) -> int:
 
 def _run_weat(args: argparse.Namespace) -> int:
     kv = _load(args)
-    lists = [_words(value) for value in (args.x, args.y, args.a, args.b)]
+    lists = [args.x, args.y, args.a, args.b]
     family = kv.weat_test(*lists, ddof=args.ddof, missing=args.missing, alternative=args.alternative,
                           random_state=args.random_state, **_inference_options(args))
     permutation = kv.weat_permutation_test(*lists, missing=args.missing, n_permutations=args.permutations,
@@ -364,13 +423,13 @@ def _run_weat(args: argparse.Namespace) -> int:
     frame = family.summary_frame(confidence_level=args.confidence_level)
     frame["permutation p"] = [permutation.pvalue, permutation.pvalue]
     _emit(frame, args.format, f"WEAT, {family.method}; permutation test over {permutation.draws.size} "
-                              f"partitions ({permutation.alternative}); dropped: {len(family.dropped)}", family)
+                              f"partitions ({permutation.alternative}); dropped: {', '.join(family.dropped) or 'none'}", family)
     return EXIT_OK
 
 
 def _run_bias(args: argparse.Namespace) -> int:
     kv = _load(args)
-    result = kv.cosine_bias_test(_words(args.group_a), _words(args.group_b), _words(args.attributes),
+    result = kv.cosine_bias_test(args.group_a, args.group_b, args.attributes,
                                  missing=args.missing, alternative=args.alternative, random_state=args.random_state,
                                  **_inference_options(args))
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
@@ -396,7 +455,7 @@ def _run_plot(args: argparse.Namespace) -> int:
     else:
         if not args.words:
             raise ValueError("the ellipses figure needs --words")
-        ax = plots.plot_uncertainty_ellipses(kv, _words(args.words), random_state=args.random_state)
+        ax = plots.plot_uncertainty_ellipses(kv, args.words, random_state=args.random_state)
     _save_figure(ax, args.output)
     return EXIT_OK
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from pathlib import Path
+
+import numpy as np
 
 from ._deprecation import warn_renamed
 from .atomic import atomic_path
@@ -50,11 +53,38 @@ def load_model(directory: str | os.PathLike, mmap: str | None = "r") -> tuple[Ke
     ------
     FileNotFoundError
         If ``directory`` is not a saved model.
+    ValueError
+        If a file of it is damaged (truncated, not what it should be): the message names the file.
     """
     path = Path(directory)
     if not (path / VECTORS_FILE).exists():
         raise FileNotFoundError(f"no saved model at {path} (expected {path / VECTORS_FILE}; create one with "
                                 "'glovev fit')")
     metadata_path = path / METADATA_FILE
-    metadata = json.loads(metadata_path.read_text(encoding="utf-8")) if metadata_path.exists() else {}
-    return KeyedVectorsWithVariance.load(str(path / VECTORS_FILE), mmap=mmap), metadata
+    try:
+        metadata = json.loads(metadata_path.read_text(encoding="utf-8")) if metadata_path.exists() else {}
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{metadata_path}: not valid JSON ({error}); the model folder is damaged: save or fit "
+                         "it again") from None
+    try:
+        kv = KeyedVectorsWithVariance.load(str(path / VECTORS_FILE), mmap=mmap)
+    except (pickle.UnpicklingError, EOFError, ValueError, OSError, AttributeError) as error:
+        raise ValueError(f"{_damaged_file(path)}: cannot be read ({type(error).__name__}: {error}); the model folder "
+                         "is damaged (an interrupted copy?): save or fit it again") from None
+    return kv, metadata
+
+
+def _damaged_file(path: Path) -> Path:
+    """The first file of a saved model that does not load on its own (the pickle, else an array beside it)."""
+    vectors = path / VECTORS_FILE
+    try:
+        with open(vectors, "rb") as stream:
+            pickle.load(stream)
+    except Exception:  # noqa: BLE001 - any failure names this file
+        return vectors
+    for array in sorted(path.glob(f"{VECTORS_FILE}.*.npy")):
+        try:
+            np.load(array, mmap_mode="r")
+        except Exception:  # noqa: BLE001 - any failure names this file
+            return array
+    return vectors

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import zlib
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -13,6 +14,7 @@ DEFAULT_CORPUS_NAME = "gutenberg_us_sample.txt.gz"
 DEFAULT_CORPUS_MANIFEST = "gutenberg_us_sample_manifest.tsv"
 
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+_COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
 
 
 class LineCorpus:
@@ -33,6 +35,9 @@ class LineCorpus:
     ------
     FileNotFoundError
         If ``source`` does not exist or a folder holds no readable file.
+    ValueError
+        While iterating, for a file that is not UTF-8, not the compression its name says, or
+        truncated: the message names the file and the line reached.
     """
 
     def __init__(self, source: str | Path, max_documents: int | None = None):
@@ -47,13 +52,21 @@ class LineCorpus:
         remaining = self.max_documents
         for path in self._files():
             opener = _OPENERS.get(path.suffix, open)
-            with opener(path, "rt", encoding="utf-8") as stream:
-                for line in stream:
-                    if remaining is not None:
-                        if remaining == 0:
-                            return
-                        remaining -= 1
-                    yield line.rstrip("\n")
+            line_number = 0
+            try:
+                with opener(path, "rt", encoding="utf-8") as stream:
+                    for line_number, line in enumerate(stream, 1):
+                        if remaining is not None:
+                            if remaining == 0:
+                                return
+                            remaining -= 1
+                        yield line.rstrip("\n")
+            except UnicodeDecodeError as error:
+                where = f"after line {line_number}" if line_number else "in its first line"
+                raise ValueError(f"{path}: not UTF-8 text {where} (byte {error.object[error.start]:#04x}); "
+                                 "re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8") from None
+            except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
+                raise ValueError(_unreadable(path, line_number, error)) from None
 
     def __repr__(self) -> str:
         return f"LineCorpus({str(self.source)!r}, max_documents={self.max_documents})"
@@ -62,6 +75,18 @@ class LineCorpus:
         if self.source.is_dir():
             return sorted(p for p in self.source.iterdir() if p.is_file() and not p.name.startswith("."))
         return [self.source]
+
+
+def _unreadable(path: Path, line_number: int, error: Exception) -> str:
+    """Why a corpus file could not be read, in words, with the file and the line reached."""
+    where = f"after line {line_number}" if line_number else "at its start"
+    compression = _COMPRESSIONS.get(path.suffix)
+    if isinstance(error, EOFError):
+        return f"{path}: the {compression} stream ends early {where}: the file is truncated"
+    if compression is not None and not isinstance(error, FileNotFoundError | PermissionError | IsADirectoryError):
+        return (f"{path}: not valid {compression} data {where} ({error}); a file named {path.suffix} must be "
+                f"{compression}-compressed, or rename it")
+    return f"{path}: cannot be read {where}: {error.strerror or error}" if isinstance(error, OSError) else f"{path}: {error}"
 
 
 def default_corpus_path() -> Path:

@@ -260,3 +260,84 @@ def test_readme_has_two_setup_commands_and_ci_runs_the_test_command():
     assert len(setup) == 2
     assert "glovev fit" in setup[0] and "pytest" in setup[1]
     assert setup[1] in (REPOSITORY / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_fit_on_made_up_words_saves_the_model_and_says_what_it_could_not_evaluate(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    lines = [" ".join(f"zq{k}" for k in rng.integers(0, 120, size=12)) for _ in range(1500)]
+    (tmp_path / "madeup.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status, out, _ = run(capsys, "fit", tmp_path / "madeup.txt", "--output", tmp_path / "m", *FIT)
+    assert status == 0, out
+    kv, metadata = glovev_ext.load_model(tmp_path / "m")
+    assert len(kv) == metadata["counts"]["n_words"] > 0
+    assert "WordSim-353: not evaluated (none of its word pairs is in the vocabulary)" in out
+    assert out.index(f"saved: {tmp_path / 'm'}") < out.index("WordSim-353")
+    assert f"next: glovev similarity {tmp_path / 'm'} " in out
+
+
+def _damage(path: Path, keep: int) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+@pytest.mark.parametrize("name, content, message", [
+    ("plain.gz", b"hello world\n", r"plain\.gz: not valid gzip data at its start .*must be gzip-compressed"),
+    ("fake.bz2", b"hello world\n", r"fake\.bz2: not valid bzip2 data at its start"),
+    ("fake.xz", b"hello world\n", r"fake\.xz: not valid xz data at its start"),
+    ("truncated.gz", None, r"truncated\.gz: the gzip stream ends early after line \d+: the file is truncated"),
+    ("latin1.txt", "the café is open\n".encode("latin-1"), r"latin1\.txt: not UTF-8 text in its first line \(byte 0xe9\)"),
+])
+def test_unreadable_corpus_files_end_in_one_line_naming_the_file(capsys, tmp_path, name, content, message):
+    path = tmp_path / name
+    if content is None:
+        import gzip
+        words = np.random.default_rng(0).integers(0, 10**6, size=(5000, 8))
+        text = "\n".join(" ".join(map(str, line)) for line in words).encode()
+        path.write_bytes(gzip.compress(text)[:20000])
+    else:
+        path.write_bytes(content)
+    status, _, err = run(capsys, "fit", path, "--output", tmp_path / "m", *FIT)
+    lines = [line for line in err.splitlines() if line.startswith("glovev:")]
+    assert status == 2 and len(lines) == 1 and re.search(message, lines[0]), err
+    assert "Traceback" not in err and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("name, keep, message", [
+    ("metadata.json", 10, r"metadata\.json: not valid JSON"),
+    ("vectors.kv", 100, r"vectors\.kv: cannot be read \(UnpicklingError"),
+])
+def test_a_damaged_model_folder_ends_in_one_line_naming_the_file(model_dir, capsys, tmp_path, name, keep, message):
+    import shutil
+    copy = tmp_path / "copy"
+    shutil.copytree(model_dir, copy)
+    _damage(copy / name, keep)
+    status, _, err = run(capsys, "similarity", copy, "man", "woman")
+    assert status == 2 and re.search(message, err) and str(copy) in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_truncated_array_of_a_saved_model_is_named(tmp_path):
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(
+        glovev_ext.GloVeVEstimator(40, epochs=1, random_state=0, n_jobs=1, progress=False).fit(
+            glovev_ext.CooccurrenceVectorizer(min_count=2, progress=False).fit_transform(
+                glovev_ext.load_default_corpus(max_documents=300))))
+    glovev_ext.save_model(tmp_path / "m", kv)
+    arrays = sorted((tmp_path / "m").glob("vectors.kv.*.npy"))
+    assert arrays, "the model is large enough to keep an array beside the pickle"
+    _damage(arrays[0], 300)
+    with pytest.raises(ValueError, match=re.escape(str(arrays[0])) + ": cannot be read"):
+        glovev_ext.load_model(tmp_path / "m")
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--n-components", "0", "--n-components must be at least 1, got 0"),
+    ("--n-jobs", "0", "--n-jobs must be a number of threads"),
+    ("--x-max", "-1", "--x-max must be positive"),
+])
+def test_fit_options_are_checked_before_any_work(capsys, tmp_path, flag, value, message):
+    status, out, err = run(capsys, "fit", "--output", tmp_path / "m", "--quiet", flag, value)
+    assert status == 2 and message in err and "corpus:" not in out
+
+
+def test_queries_are_normalised_as_the_model_was_built(model_dir, kv, capsys):
+    status, out, _ = run(capsys, "similarity", model_dir, "MAN", "Woman", "--format", "json")
+    assert status == 0
+    assert f"cos(man, woman)" in out
