@@ -144,6 +144,9 @@ def _build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--words", help="words for the ellipses (file or comma-separated)")
     plot.add_argument("--output", required=True, help="PNG file to write")
     _add_random_state(plot, "seeds the sampled words and draws")
+
+    _query(subcommands, "info", _run_info, "what a saved model is: its corpus (and checksum), every setting of "
+           "the fit, the package version, its counts and its size")
     return parser
 
 
@@ -444,6 +447,26 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                                                      missing=args.missing)
     _emit(result.summary_frame(), args.format, f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; "
                                                f"{len(result.dropped)} pairs dropped", result)
+    return EXIT_OK
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    kv, metadata = load_model(args.model)
+    if args.format == "json":
+        print(json.dumps(metadata, indent=1))
+        return EXIT_OK
+    directory = Path(args.model)
+    size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
+    with_covariance = sum(kv.has_covariance(key) for key in kv.index_to_key)
+    print(f"model: {directory} ({size / 1e6:,.1f} MB): {len(kv):,} words, D={kv.vector_size}, "
+          f"{with_covariance:,} with a covariance")
+    for section, values in metadata.items():
+        if isinstance(values, dict):
+            print(f"{section}:")
+            for name, value in values.items():
+                print(f"  {name}: {value}")
+        else:
+            print(f"{section}: {values}")
     return EXIT_OK
 
 

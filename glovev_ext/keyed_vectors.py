@@ -203,7 +203,8 @@ class KeyedVectorsWithVariance(KeyedVectors):
         with_covariance = np.array([self.has_covariance(key) for key in keys], dtype=bool)
         if missing == "raise" and not with_covariance.all():
             lacking = [key for key, ok in zip(keys, with_covariance) if not ok]
-            raise UndefinedCovarianceError(f"{len(lacking)} words have no covariance, e.g. {lacking[:5]}; "
+            counted = "1 word has" if len(lacking) == 1 else f"{len(lacking)} words have"
+            raise UndefinedCovarianceError(f"{counted} no covariance, e.g. {lacking[:5]}; "
                                            "pass missing='drop' or missing='keep'")
         if missing == "drop":
             keys = [key for key, ok in zip(keys, with_covariance) if ok]

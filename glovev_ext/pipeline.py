@@ -17,6 +17,7 @@ from scipy import stats
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
 from .covariance import GloVeVEstimator
+from .glove import SCHEDULES
 from .keyed_vectors import KeyedVectorsWithVariance
 
 METADATA_VERSION = 1
@@ -87,12 +88,14 @@ conditioning, point_estimate, n_sweeps
     kv = KeyedVectorsWithVariance.from_estimator(estimator, counts=vectorizer.word_counts_)
     if source is None:
         source = str(corpus.source) if isinstance(corpus, LineCorpus) else type(corpus).__name__
-    metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds)
+    checksum = corpus.sha256() if isinstance(corpus, LineCorpus) else None
+    metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds,
+                            corpus_sha256=checksum)
     return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata)
 
 
 def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,
-                 seconds: dict) -> dict:
+                 seconds: dict, corpus_sha256: str | None = None) -> dict:
     """The metadata a saved model carries: what was fitted, how, and what came out.
 
     Parameters
@@ -105,14 +108,17 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         Fitted; None when the co-occurrences were read from files.
     seconds : dict
         Wall time per stage.
+    corpus_sha256 : str, optional
+        :meth:`LineCorpus.sha256 <glovev_ext.LineCorpus.sha256>` of the corpus (None for one held in
+        memory, or for parameters read from files).
 
     Returns
     -------
     dict
-        ``metadata_version``, ``glovev_ext_version``, ``source``, ``counting`` (window, min_count,
+        ``metadata_version``, ``glovev_ext_version``, ``source``, ``corpus_sha256``, ``counting`` (window, min_count,
         max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
-        learning_rate, x_max, alpha, random_state, conditioning, point_estimate, n_sweeps (None unless
-        alternating); epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
+        learning_rate, x_max, alpha, random_state, schedule, conditioning, point_estimate, n_sweeps
+        (None unless alternating), covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse) and ``seconds``.
     """
     counting = None
@@ -124,11 +130,13 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         "metadata_version": METADATA_VERSION,
         "glovev_ext_version": __version__,
         "source": source,
+        "corpus_sha256": corpus_sha256,
         "counting": counting,
         "glove": {"n_components": int(estimator.embedding_.shape[1]),
                   "epochs": None if pretrained else estimator.epochs,
                   "learning_rate": None if pretrained else estimator.learning_rate, "x_max": estimator.x_max,
                   "alpha": estimator.alpha, "random_state": None if pretrained else random_state,
+                  "schedule": None if pretrained else SCHEDULES[0], "covariance_dtype": estimator.covariance_dtype,
                   "conditioning": estimator.conditioning, "point_estimate": estimator.point_estimate,
                   "n_sweeps": estimator.n_sweeps if estimator.point_estimate == "alternating" else None},
         "counts": {"n_documents": getattr(vectorizer, "n_documents_", None),

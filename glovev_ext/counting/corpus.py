@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import lzma
 import zlib
 from collections.abc import Iterator
@@ -70,6 +71,15 @@ class LineCorpus:
 
     def __repr__(self) -> str:
         return f"LineCorpus({str(self.source)!r}, max_documents={self.max_documents})"
+
+    def sha256(self) -> str:
+        """SHA-256 of the corpus's bytes as stored (its files' in the order read), to tell corpora apart."""
+        digest = hashlib.sha256()
+        for path in self._files():
+            with open(path, "rb") as stream:
+                for chunk in iter(lambda: stream.read(1 << 20), b""):
+                    digest.update(chunk)
+        return digest.hexdigest()
 
     def _files(self) -> list[Path]:
         if self.source.is_dir():

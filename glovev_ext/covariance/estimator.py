@@ -68,7 +68,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     learning_rate : float, default=0.05
         AdaGrad's initial step.
     random_state : None, int, numpy Generator or RandomState
-        Seeds training; with ``n_jobs=1`` fits are reproducible bit for bit.
+        Seeds training; the same seed gives the same fit bit for bit at any ``n_jobs``.
     n_jobs : int or None, default=-1
         Threads for training and covariances (None or 1: one; -1: all cores).
     covariance_storage : {"memory", "lazy"} or path, default="memory"

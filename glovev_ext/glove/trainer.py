@@ -45,18 +45,32 @@ class GloVeParameters:
     costs: np.ndarray
 
 
+SCHEDULES = ("blocks", "hogwild")  # the first is the default
+_N_WORD_GROUPS = 16  # the blocks schedule's word groups: 16 x 16 blocks, 16 strata of 16 independent blocks
+
+
 def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, *, epochs: int = 25,
                 learning_rate: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
                 grad_clip: float = 100.0, random_state: object = None, n_jobs: int | None = -1,
-                progress: bool = True) -> GloVeParameters:
+                schedule: str = "blocks", progress: bool = True) -> GloVeParameters:
     """Train GloVe on a co-occurrence matrix with the Stanford C tool's algorithm.
 
     Every nonzero ``X_ij`` is one training entry. Parameters start at ``U(-0.5, 0.5) / D``
-    (biases included) with squared-gradient accumulators at 1.0; each epoch visits the entries
-    in a fresh random order, split into ``n_jobs`` contiguous segments that threads update without
-    locks. Vector steps are ``learning_rate * clip(g, +-grad_clip) / sqrt(accumulator)``, with the
-    accumulator summing the squared clipped steps; bias steps are ``g / sqrt(accumulator)`` with
-    no learning rate, as in ``glove.c``. An entry whose residual is not finite is skipped.
+    (biases included) with squared-gradient accumulators at 1.0; each epoch visits every entry
+    once in a fresh random order. Vector steps are ``learning_rate * clip(g, +-grad_clip) /
+    sqrt(accumulator)``, with the accumulator summing the squared clipped steps; bias steps are
+    ``g / sqrt(accumulator)`` with no learning rate, as in ``glove.c``. An entry whose residual is
+    not finite is skipped.
+
+    Two schedules share that update. ``"blocks"`` (the default) is deterministic at any thread
+    count: the words are dealt into 16 groups of about equal nonzeros, the
+    entries into the blocks (group of i, group of j), and an epoch runs the blocks stratum by
+    stratum (block (r, r + s mod G) for every r in stratum s, strata in a fresh random order), each
+    block's entries in a fresh random order. The blocks of a stratum touch disjoint centre and
+    context rows, so threads run them without locks and without races, and a seed gives the same
+    parameters with 1 thread or 16. ``"hogwild"`` is the C tool's own: one random order split into
+    ``n_jobs`` segments that threads update without locks (the same seed gives the same parameters
+    only with one thread).
 
     Parameters
     ----------
@@ -73,10 +87,12 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     grad_clip : float, default=100.0
         Bound on each gradient component.
     random_state : None, int, numpy Generator or RandomState
-        Seeds the initialisation and the per-epoch orders. With ``n_jobs=1`` the same seed
-        gives bit-for-bit identical parameters.
+        Seeds the initialisation and the per-epoch orders. The same seed gives bit-for-bit
+        identical parameters (with ``schedule="hogwild"`` only at ``n_jobs=1``).
     n_jobs : int or None, default=-1
         Threads (None or 1: one; -1: every core).
+    schedule : {"blocks", "hogwild"}, default="blocks"
+        The order of the updates (above).
     progress : bool, default=True
         Show a tqdm progress bar over epochs.
 
@@ -97,6 +113,8 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
         raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
     grad_clip = check_positive_float(grad_clip, "grad_clip")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     n_threads = resolve_n_jobs(n_jobs)
     rng = as_generator(random_state)
 
@@ -111,24 +129,15 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     params = (rng.random((2 * n_words, n_components + 1)) - 0.5) / n_components
     gradsq = np.ones_like(params)
     costs = np.empty(epochs)
-    logger.info("training GloVe: %d words, %d nonzeros, D=%d, %d epochs, %d threads",
-                n_words, nnz, n_components, epochs, n_threads)
-    bounds = np.linspace(0, nnz, n_threads + 1).astype(np.int64)
-    order = np.arange(nnz, dtype=np.int32 if nnz < 2**31 else np.int64)
+    logger.info("training GloVe: %d words, %d nonzeros, D=%d, %d epochs, %d threads, %s schedule",
+                n_words, nnz, n_components, epochs, n_threads, schedule)
+    run_epoch = (_BlockSchedule(rows, cols, n_words) if schedule == "blocks" else _HogwildSchedule(nnz, n_threads))
+    args = (params, gradsq, rows, cols, log_values, weights, learning_rate, grad_clip)
     pool = ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-train") if n_threads > 1 else None
     try:
         with tqdm(total=epochs, desc="training GloVe", unit="epoch", disable=not progress, leave=False) as bar:
             for epoch in range(epochs):
-                shuffle_in_place(order, int(rng.integers(2**63 - 1)))
-                segments = [order[bounds[t]:bounds[t + 1]] for t in range(n_threads)]
-                args = (params, gradsq, rows, cols, log_values, weights)
-                if pool is None:
-                    total = adagrad_pass(*args, segments[0], learning_rate, grad_clip)
-                else:
-                    futures = [pool.submit(adagrad_pass, *args, segment, learning_rate, grad_clip)
-                               for segment in segments]
-                    total = sum(future.result() for future in futures)
-                costs[epoch] = total / nnz
+                costs[epoch] = run_epoch(args, rng, pool) / nnz
                 logger.info("epoch %d/%d: cost %.6f", epoch + 1, epochs, costs[epoch])
                 bar.set_postfix(cost=f"{costs[epoch]:.5f}")
                 bar.update()
@@ -142,3 +151,68 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         context_biases=params[n_words:, n_components].copy(),
         costs=costs,
     )
+
+
+def _entry_order(nnz: int) -> np.ndarray:
+    return np.arange(nnz, dtype=np.int32 if nnz < 2**31 else np.int64)
+
+
+class _HogwildSchedule:
+    """The C tool's epoch: one shuffled order, cut into one contiguous segment per thread, updated without locks."""
+
+    def __init__(self, nnz: int, n_threads: int):
+        self.order = _entry_order(nnz)
+        self.bounds = np.linspace(0, nnz, n_threads + 1).astype(np.int64)
+
+    def __call__(self, args: tuple, rng: np.random.Generator, pool: ThreadPoolExecutor | None) -> float:
+        shuffle_in_place(self.order, int(rng.integers(2**63 - 1)))
+        segments = [self.order[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:])]
+        params, gradsq, rows, cols, log_values, weights, learning_rate, grad_clip = args
+        if pool is None:
+            return adagrad_pass(params, gradsq, rows, cols, log_values, weights, segments[0], learning_rate, grad_clip)
+        futures = [pool.submit(adagrad_pass, params, gradsq, rows, cols, log_values, weights, segment, learning_rate,
+                               grad_clip) for segment in segments]
+        return sum(future.result() for future in futures)
+
+
+class _BlockSchedule:
+    """The deterministic epoch: strata of blocks whose rows and columns do not overlap (see :func:`train_glove`)."""
+
+    def __init__(self, rows: np.ndarray, cols: np.ndarray, n_words: int, n_groups: int = _N_WORD_GROUPS):
+        self.n_groups = n_groups
+        group = _word_groups(np.bincount(rows, minlength=n_words), n_groups)
+        block = group[rows] * n_groups + group[cols]
+        self.order = _entry_order(rows.size)[np.argsort(block, kind="stable")]
+        self.bounds = np.concatenate([[0], np.cumsum(np.bincount(block, minlength=n_groups**2))])
+
+    def __call__(self, args: tuple, rng: np.random.Generator, pool: ThreadPoolExecutor | None) -> float:
+        groups = self.n_groups
+        strata = rng.permutation(groups)
+        seeds = rng.integers(2**63 - 1, size=groups**2)
+        params, gradsq, rows, cols, log_values, weights, learning_rate, grad_clip = args
+        costs = np.zeros(groups**2)
+
+        def run_block(block: int) -> None:
+            segment = self.order[self.bounds[block]:self.bounds[block + 1]]
+            shuffle_in_place(segment, int(seeds[block]))
+            costs[block] = adagrad_pass(params, gradsq, rows, cols, log_values, weights, segment, learning_rate,
+                                        grad_clip)
+
+        for stratum in strata:
+            blocks = [r * groups + (r + stratum) % groups for r in range(groups)]
+            if pool is None:
+                for block in blocks:
+                    run_block(block)
+            else:
+                list(pool.map(run_block, blocks))
+        return float(costs.sum())
+
+
+def _word_groups(entries_per_word: np.ndarray, n_groups: int) -> np.ndarray:
+    """Each word's group, dealing words from the most entries down in a snake order (0..G-1, G-1..0, ...)
+    so that the groups hold about equal numbers of entries."""
+    ranked = np.argsort(-entries_per_word, kind="stable")
+    position = np.arange(ranked.size) % (2 * n_groups)
+    group = np.empty(ranked.size, dtype=np.int64)
+    group[ranked] = np.where(position < n_groups, position, 2 * n_groups - 1 - position)
+    return group

@@ -167,5 +167,5 @@ def _refuse_any_unusable(kv: EmbeddingWithCovariance, words: Sequence, missing: 
     check_missing(missing)
     _, lost = usable(kv, words, "drop")
     if lost:
-        raise UndefinedCovarianceError(f"{statistic} needs {', '.join(map(repr, dict.fromkeys(words)))}, and "
-                                       f"{', '.join(lost)}")
+        raise UndefinedCovarianceError(f"{statistic} cannot be computed without {', '.join(lost)}: it needs every "
+                                       f"one of {', '.join(map(repr, dict.fromkeys(words)))}")

@@ -222,8 +222,8 @@ def test_plots_are_written(model_dir, capsys, tmp_path, figure, extra):
 @pytest.mark.parametrize("args, message", [
     (["fit", "missing-corpus.txt", "--quiet"], "corpus not found"),
     (["similarity", "no-such-model", "a", "b"], "no saved model at no-such-model"),
-    (["similarity", "{model}", "man", "zzzz-unknown"], "needs 'man', 'zzzz-unknown', and zzzz-unknown \\(not in the "
-                                                       "vocabulary\\)$"),
+    (["similarity", "{model}", "man", "zzzz-unknown"], "cannot be computed without zzzz-unknown \\(not in the "
+                                                       "vocabulary\\): it needs every one of 'man', 'zzzz-unknown'$"),
     (["weat", "{model}", "--x", "he,{rare}", "--y", "she", "--a", "said", "--b", "knew"], "no covariance"),
     (["weat", "{model}", "--x", "he", "--y", "she", "--a", "said", "--b", "no-file.txt has spaces"],
      "neither a file nor a comma-separated list"),
@@ -242,7 +242,7 @@ def test_fit_refuses_a_corpus_without_frequent_words(capsys, tmp_path):
     assert status == 2 and "min_count=5" in err and not (tmp_path / "m").exists()
 
 
-@pytest.mark.parametrize("command", ["fit", "similarity", "neighbors", "weat", "bias", "evaluate", "plot"])
+@pytest.mark.parametrize("command", ["fit", "similarity", "neighbors", "weat", "bias", "evaluate", "plot", "info"])
 def test_help_is_available_for_every_subcommand(capsys, command):
     with pytest.raises(SystemExit) as exit_status:
         main([command, "--help"])
@@ -341,3 +341,27 @@ def test_queries_are_normalised_as_the_model_was_built(model_dir, kv, capsys):
     status, out, _ = run(capsys, "similarity", model_dir, "MAN", "Woman", "--format", "json")
     assert status == 0
     assert f"cos(man, woman)" in out
+
+
+def test_the_same_fit_twice_gives_byte_identical_vectors_with_several_threads(corpus_file, capsys, tmp_path):
+    for name in ("first", "second"):
+        status, _, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / name, "--n-components", "8",
+                           "--epochs", "3", "--quiet", "--n-jobs", "2")
+        assert status == 0
+    first, second = (glovev_ext.load_model(tmp_path / name)[0] for name in ("first", "second"))
+    assert first.vectors.tobytes() == second.vectors.tobytes()
+    word = next(key for key in first.index_to_key if first.has_covariance(key))
+    assert first.covariance(word).tobytes() == second.covariance(word).tobytes()
+
+
+def test_info_prints_every_setting_and_the_corpus_checksum(model_dir, corpus_file, kv, capsys):
+    import hashlib
+    checksum = hashlib.sha256(corpus_file.read_bytes()).hexdigest()
+    status, out, _ = run(capsys, "info", model_dir)
+    assert status == 0
+    assert f"{len(kv):,} words, D=8" in out and f"corpus_sha256: {checksum}" in out
+    for line in ("  window: 8", "  min_count: 5", "  epochs: 3", "  random_state: 0", "  schedule: blocks",
+                 f"glovev_ext_version: {glovev_ext.__version__}"):
+        assert line in out, line
+    status, out, _ = run(capsys, "info", model_dir, "--format", "json")
+    assert json.loads(out) == glovev_ext.load_model(model_dir)[1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -25,8 +26,9 @@ def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_par
     assert metadata["glovev_ext_version"] == glovev_ext.__version__ and metadata["source"] == "400 paragraphs"
     assert metadata["counting"] == {"window": 4, "min_count": 3, "max_vocab_size": None, "lowercase": True}
     assert metadata["glove"] == {"n_components": 5, "epochs": 2, "learning_rate": 0.05, "x_max": 100.0,
-                                 "alpha": 0.75, "random_state": 1, "conditioning": "exact",
-                                 "point_estimate": "trained", "n_sweeps": None}
+                                 "alpha": 0.75, "random_state": 1, "schedule": "blocks", "covariance_dtype": "float64",
+                                 "conditioning": "exact", "point_estimate": "trained", "n_sweeps": None}
+    assert metadata["corpus_sha256"] is None  # a list of paragraphs in memory
     assert metadata["counts"] == {"n_documents": 400, "n_tokens": vectorizer.n_tokens_, "n_words": X.shape[0],
                                   "n_nonzeros": X.nnz, "n_with_covariance": int(model.covariance_defined_.sum()),
                                   "n_singular": int(((model.n_contexts_ > 5) & ~model.covariance_defined_).sum()),
@@ -39,6 +41,7 @@ def test_a_line_corpus_names_its_file(tmp_path, embedded_paragraphs):
     path.write_text("\n".join(embedded_paragraphs) + "\n", encoding="utf-8")
     fitted = glovev_ext.fit_corpus(glovev_ext.LineCorpus(path), n_components=4, epochs=1, n_jobs=1, progress=False)
     assert fitted.metadata["source"] == str(path)
+    assert fitted.metadata["corpus_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_pretrained_parameters_are_recorded_as_such(small_model, embedded_cooccurrence):
@@ -47,4 +50,5 @@ def test_pretrained_parameters_are_recorded_as_such(small_model, embedded_cooccu
     model = glovev_ext.GloVeVEstimator(8, pretrained=parameters, n_jobs=1, progress=False).fit(embedded_cooccurrence)
     metadata = glovev_ext.fit_metadata(source="C tool", estimator=model, vectorizer=None, seconds={"read": 1.0})
     assert metadata["counting"] is None and metadata["glove"]["epochs"] is None
+    assert metadata["glove"]["schedule"] is None and metadata["corpus_sha256"] is None
     assert metadata["counts"]["n_nonzeros"] == embedded_cooccurrence.nnz and metadata["counts"]["n_tokens"] is None

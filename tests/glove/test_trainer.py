@@ -14,8 +14,31 @@ from glovev_ext import glove_cost, glove_weights, train_glove
 from glovev_ext.glove._adagrad_kernel import shuffle_in_place
 
 
+def reference_update(params, gradsq, value, l1, l2, dim, learning_rate, x_max, alpha, grad_clip):
+    """The C tool's update of one entry, in plain loops; returns its cost term."""
+    diff = sum(params[l1, d] * params[l2, d] for d in range(dim)) + params[l1, dim] + params[l2, dim]
+    diff -= math.log(value)
+    fdiff = diff if value > x_max else (value / x_max) ** alpha * diff
+    updates1, updates2 = [], []
+    for d in range(dim):
+        temp1 = min(max(fdiff * params[l2, d], -grad_clip), grad_clip) * learning_rate
+        temp2 = min(max(fdiff * params[l1, d], -grad_clip), grad_clip) * learning_rate
+        updates1.append(temp1 / math.sqrt(gradsq[l1, d]))
+        updates2.append(temp2 / math.sqrt(gradsq[l2, d]))
+        gradsq[l1, d] += temp1 * temp1
+        gradsq[l2, d] += temp2 * temp2
+    for d in range(dim):
+        params[l1, d] -= updates1[d]
+        params[l2, d] -= updates2[d]
+    params[l1, dim] -= fdiff / math.sqrt(gradsq[l1, dim])
+    params[l2, dim] -= fdiff / math.sqrt(gradsq[l2, dim])
+    gradsq[l1, dim] += fdiff * fdiff
+    gradsq[l2, dim] += fdiff * fdiff
+    return 0.5 * fdiff * diff
+
+
 def reference_glove(X, dim, epochs, seed, learning_rate=0.05, x_max=100.0, alpha=0.75, grad_clip=100.0):
-    """One thread, plain loops, same random stream as train_glove(n_jobs=1)."""
+    """The C tool's schedule: one thread, plain loops, same random stream as train_glove(schedule="hogwild", n_jobs=1)."""
     rng = np.random.default_rng(seed)
     entries = X.tocoo()
     n_words = X.shape[0]
@@ -25,37 +48,48 @@ def reference_glove(X, dim, epochs, seed, learning_rate=0.05, x_max=100.0, alpha
     order = np.arange(entries.nnz, dtype=np.int32)
     for _ in range(epochs):
         shuffle_in_place(order, int(rng.integers(2**63 - 1)))
-        cost = 0.0
-        for e in order:
-            value = entries.data[e]
-            l1, l2 = entries.row[e], n_words + entries.col[e]
-            diff = sum(params[l1, d] * params[l2, d] for d in range(dim)) + params[l1, dim] + params[l2, dim]
-            diff -= math.log(value)
-            fdiff = diff if value > x_max else (value / x_max) ** alpha * diff
-            cost += 0.5 * fdiff * diff
-            updates1, updates2 = [], []
-            for d in range(dim):
-                temp1 = min(max(fdiff * params[l2, d], -grad_clip), grad_clip) * learning_rate
-                temp2 = min(max(fdiff * params[l1, d], -grad_clip), grad_clip) * learning_rate
-                updates1.append(temp1 / math.sqrt(gradsq[l1, d]))
-                updates2.append(temp2 / math.sqrt(gradsq[l2, d]))
-                gradsq[l1, d] += temp1 * temp1
-                gradsq[l2, d] += temp2 * temp2
-            for d in range(dim):
-                params[l1, d] -= updates1[d]
-                params[l2, d] -= updates2[d]
-            params[l1, dim] -= fdiff / math.sqrt(gradsq[l1, dim])
-            params[l2, dim] -= fdiff / math.sqrt(gradsq[l2, dim])
-            gradsq[l1, dim] += fdiff * fdiff
-            gradsq[l2, dim] += fdiff * fdiff
+        cost = sum(reference_update(params, gradsq, entries.data[e], entries.row[e], n_words + entries.col[e], dim,
+                                    learning_rate, x_max, alpha, grad_clip) for e in order)
         costs.append(cost / entries.nnz)
+    return params, np.array(costs)
+
+
+def reference_blocks(X, dim, epochs, seed, groups=16, learning_rate=0.05, x_max=100.0, alpha=0.75, grad_clip=100.0):
+    """The blocks schedule written out: words dealt by entries in a snake order, strata of blocks
+    (r, r + s mod G), each block's entries shuffled in place epoch after epoch."""
+    rng = np.random.default_rng(seed)
+    entries = X.tocoo()
+    n_words = X.shape[0]
+    params = (rng.random((2 * n_words, dim + 1)) - 0.5) / dim
+    gradsq = np.ones_like(params)
+    counts = np.bincount(entries.row, minlength=n_words)
+    group = {}
+    for rank, word in enumerate(sorted(range(n_words), key=lambda w: (-counts[w], w))):
+        position = rank % (2 * groups)
+        group[word] = position if position < groups else 2 * groups - 1 - position
+    members = {b: np.array([e for e in range(entries.nnz)
+                            if group[entries.row[e]] * groups + group[entries.col[e]] == b], dtype=np.int32)
+               for b in range(groups * groups)}
+    costs = []
+    for _ in range(epochs):
+        strata = rng.permutation(groups)
+        seeds = rng.integers(2**63 - 1, size=groups * groups)
+        cost = np.zeros(groups * groups)
+        for s in strata:
+            for r in range(groups):
+                b = r * groups + (r + s) % groups
+                shuffle_in_place(members[b], int(seeds[b]))
+                cost[b] = sum(reference_update(params, gradsq, entries.data[e], entries.row[e],
+                                               n_words + entries.col[e], dim, learning_rate, x_max, alpha, grad_clip)
+                              for e in members[b])
+        costs.append(cost.sum() / entries.nnz)
     return params, np.array(costs)
 
 
 def test_single_thread_matches_plain_python_transcription_of_the_c_tool(embedded_cooccurrence):
     X = embedded_cooccurrence[:40, :40].tocsr()
     params, costs = reference_glove(X, dim=6, epochs=3, seed=7)
-    trained = train_glove(X, 6, epochs=3, random_state=7, n_jobs=1, progress=False)
+    trained = train_glove(X, 6, epochs=3, random_state=7, n_jobs=1, schedule="hogwild", progress=False)
     n = X.shape[0]
     np.testing.assert_allclose(trained.center_vectors, params[:n, :6], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(trained.context_vectors, params[n:, :6], rtol=1e-9, atol=1e-12)
@@ -64,10 +98,37 @@ def test_single_thread_matches_plain_python_transcription_of_the_c_tool(embedded
     np.testing.assert_allclose(trained.costs, costs, rtol=1e-9)
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_the_block_schedule_matches_its_transcription_at_every_thread_count(embedded_cooccurrence, n_jobs):
+    X = embedded_cooccurrence[:60, :60].tocsr()
+    params, costs = reference_blocks(X, dim=5, epochs=2, seed=11)
+    trained = train_glove(X, 5, epochs=2, random_state=11, n_jobs=n_jobs, progress=False)
+    n = X.shape[0]
+    np.testing.assert_allclose(trained.center_vectors, params[:n, :5], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(trained.context_vectors, params[n:, :5], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(trained.center_biases, params[:n, 5], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(trained.costs, costs, rtol=1e-9)
+
+
+def test_the_default_schedule_gives_the_same_bits_at_every_thread_count(embedded_cooccurrence):
+    runs = [train_glove(embedded_cooccurrence, 10, epochs=3, random_state=5, n_jobs=n_jobs, progress=False)
+            for n_jobs in (1, 2, 4, 1)]
+    for run in runs[1:]:
+        for name in ("center_vectors", "context_vectors", "center_biases", "context_biases", "costs"):
+            assert np.array_equal(getattr(run, name), getattr(runs[0], name)), name
+
+
+def test_the_schedules_reach_the_same_cost(embedded_cooccurrence):
+    blocks = train_glove(embedded_cooccurrence, 20, epochs=8, random_state=0, n_jobs=2, progress=False)
+    hogwild = train_glove(embedded_cooccurrence, 20, epochs=8, random_state=0, n_jobs=2, schedule="hogwild",
+                          progress=False)
+    assert abs(blocks.costs[-1] - hogwild.costs[-1]) < 0.02 * hogwild.costs[-1]
+
+
 def test_gradient_clipping_is_applied():
     X = sp.csr_matrix(np.array([[1e30, 2.0], [2.0, 5.0]]))
     params, costs = reference_glove(X, dim=3, epochs=2, seed=1)
-    trained = train_glove(X, 3, epochs=2, random_state=1, n_jobs=1, progress=False)
+    trained = train_glove(X, 3, epochs=2, random_state=1, n_jobs=1, schedule="hogwild", progress=False)
     np.testing.assert_allclose(trained.center_vectors, params[:2, :3], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(trained.costs, costs, rtol=1e-9)
 
@@ -168,6 +229,7 @@ def test_bad_matrices_are_refused(X, message):
     ({"x_max": 0.0}, "x_max"),
     ({"alpha": float("nan")}, "alpha"),
     ({"random_state": "seed"}, "random_state"),
+    ({"schedule": "random"}, "schedule must be one of"),
 ])
 def test_bad_parameters_are_refused(params, message):
     params.setdefault("n_components", 2)
