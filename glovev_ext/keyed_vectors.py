@@ -62,8 +62,8 @@ class KeyedVectorsWithVariance(KeyedVectors):
         words : sequence of str, optional
             Keys; the estimator's ``words_`` by default (required when it has none).
         counts : sequence of int, optional
-            Word frequencies (e.g. ``CooccurrenceVectorizer.word_counts_``), stored as gensim's
-            ``count`` attribute.
+            Word frequencies, stored as gensim's ``count`` attribute; the estimator's
+            ``word_counts_`` by default (the counts its matrix carried).
 
         Returns
         -------
@@ -80,6 +80,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
         KeyedVectors.add_vectors(kv, words, vectors)
         kv.covariance_store = estimator.covariance_
         kv.covariance_rows = np.arange(len(words), dtype=np.int64)
+        counts = getattr(estimator, "word_counts_", None) if counts is None else counts
         if counts is not None:
             kv.expandos["count"] = np.asarray(counts, dtype=np.int64)
         return kv

@@ -85,7 +85,7 @@ conditioning, point_estimate, n_sweeps
     seconds = {"count": time.perf_counter() - started}
     estimator.fit(cooccurrence)
     seconds.update(estimator.fit_seconds_)
-    kv = KeyedVectorsWithVariance.from_estimator(estimator, counts=vectorizer.word_counts_)
+    kv = KeyedVectorsWithVariance.from_estimator(estimator)  # the counts travel with the matrix
     if source is None:
         source = str(corpus.source) if isinstance(corpus, LineCorpus) else type(corpus).__name__
     checksum = corpus.sha256() if isinstance(corpus, LineCorpus) else None

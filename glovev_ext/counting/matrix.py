@@ -12,8 +12,9 @@ class CooccurrenceMatrix(sp.csr_matrix):
     """A square CSR co-occurrence matrix that carries the word of each row and column.
 
     It is an ordinary :class:`scipy.sparse.csr_matrix` (every scipy and scikit-learn routine
-    accepts it); ``words`` lets a scikit-learn ``Pipeline`` that starts from raw text end with an
-    estimator that knows its vocabulary. Arithmetic results are plain matrices without words.
+    accepts it); ``words`` (and ``counts``) let a scikit-learn ``Pipeline`` that starts from raw
+    text end with an estimator that knows its vocabulary and its word frequencies. Arithmetic
+    results are plain matrices without them.
 
     Parameters
     ----------
@@ -21,24 +22,36 @@ class CooccurrenceMatrix(sp.csr_matrix):
         As for :class:`scipy.sparse.csr_matrix`.
     words : sequence of str, optional
         The word of each row (and column), in index order.
+    counts : sequence of int, optional
+        How often each word occurs in the corpus, in index order.
 
     Attributes
     ----------
     words : numpy.ndarray of str objects or None
+    counts : numpy.ndarray of int64 or None
     """
 
     def __init__(self, arg1, shape=None, dtype=None, copy=False, *, words: Sequence[str] | None = None,
-                 **kwargs):
+                 counts: Sequence[int] | None = None, **kwargs):
         super().__init__(arg1, shape=shape, dtype=dtype, copy=copy, **kwargs)
         if words is not None:
             words = np.asarray(list(words), dtype=object)
             if words.shape != (self.shape[0],):
                 raise ValueError(f"words has {words.shape[0]} entries for a matrix with {self.shape[0]} rows")
+        if counts is not None:
+            counts = np.asarray(counts)
+            if counts.shape != (self.shape[0],):
+                raise ValueError(f"counts has {counts.size} entries for a matrix with {self.shape[0]} rows")
+            if not np.issubdtype(counts.dtype, np.integer) or (counts < 0).any():
+                raise ValueError("counts must be non-negative integers")
+            counts = counts.astype(np.int64)
         self.words = words
+        self.counts = counts
 
     def copy(self) -> CooccurrenceMatrix:
-        """Return a deep copy, words included."""
-        return CooccurrenceMatrix(super().copy(), words=self.words)
+        """Return a deep copy, words and counts included."""
+        return CooccurrenceMatrix(super().copy(), words=self.words,
+                                  counts=None if self.counts is None else self.counts.copy())
 
 
 def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:

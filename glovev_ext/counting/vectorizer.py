@@ -268,7 +268,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         return chunk_sizes, provisional_to_final
 
     def _matrix(self, symmetric: sp.csr_matrix) -> CooccurrenceMatrix:
-        return CooccurrenceMatrix(symmetric, words=list(self.vocabulary_))
+        return CooccurrenceMatrix(symmetric, words=list(self.vocabulary_), counts=self.word_counts_)
 
     def _progress_bar(self, description: str, total: int | None = None) -> tqdm:
         return tqdm(desc=description, total=total, unit="tok", unit_scale=True, disable=not self.progress,

@@ -143,6 +143,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         Wall time of the fit's two stages: ``train`` (checking the input included) and ``covariances``.
     words_ : ndarray of str objects or None
         The words, when the input matrix carried them (a ``CooccurrenceMatrix``).
+    word_counts_ : ndarray of int64 or None
+        How often each word occurs in the corpus, when the input matrix carried it (the
+        ``CooccurrenceMatrix`` of :class:`~glovev_ext.CooccurrenceVectorizer` does).
     n_features_in_ : int
         V.
 
@@ -184,7 +187,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         Parameters
         ----------
         X : sparse matrix or array, shape (V, V)
-            Non-negative co-occurrence matrix (a ``CooccurrenceMatrix`` also gives ``words_``).
+            Non-negative co-occurrence matrix (a ``CooccurrenceMatrix`` also gives ``words_`` and
+            ``word_counts_``).
         y : None
             Ignored.
 
@@ -233,6 +237,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.context_bias_ = parameters.context_biases
         self.training_costs_ = parameters.costs
         self.words_ = None if words is None else np.asarray(list(words), dtype=object)
+        counts = getattr(X, "counts", None)
+        self.word_counts_ = None if counts is None else np.array(counts, dtype=np.int64)
 
         trained = time.perf_counter()
         fitter = WordFitter(matrix, self.context_embedding_, self.context_bias_, x_max, self.alpha, self.conditioning)

@@ -127,3 +127,31 @@ def test_progress_is_shown_on_request(small_matrix, capsys):
     GloVeVEstimator(n_components=3, epochs=1, progress=True).fit(small_matrix)
     err = capsys.readouterr().err
     assert "training GloVe" in err and "GloVe-V covariances" in err
+
+
+def test_word_counts_travel_with_the_matrix_to_gensims_count():
+    documents = list(glovev_ext.load_default_corpus(max_documents=300))
+    vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False)
+    X = vectorizer.fit_transform(documents)
+    np.testing.assert_array_equal(X.counts, vectorizer.word_counts_)
+    np.testing.assert_array_equal(X.copy().counts, X.counts)
+    model = GloVeVEstimator(4, epochs=1, random_state=0, progress=False).fit(X)
+    np.testing.assert_array_equal(model.word_counts_, vectorizer.word_counts_)
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
+    assert [kv.get_vecattr(w, "count") for w in X.words] == list(vectorizer.word_counts_)
+    word = X.words[-1]
+    kv.sort_by_descending_frequency()
+    counts = [kv.get_vecattr(w, "count") for w in kv.index_to_key]
+    assert counts == sorted(counts, reverse=True)
+    np.testing.assert_array_equal(kv[word], model.embedding_[len(X.words) - 1])
+    if kv.has_covariance(word):
+        np.testing.assert_array_equal(kv.covariance(word), model.covariance_[word])
+    assert GloVeVEstimator(4, epochs=1, random_state=0, progress=False).fit(sp.csr_matrix(X)).word_counts_ is None
+
+
+@pytest.mark.parametrize("counts, message", [([1, 2], "counts has 2 entries for a matrix with 3 rows"),
+                                             ([1, -2, 3], "non-negative integers"),
+                                             ([1.5, 2, 3], "non-negative integers")])
+def test_a_matrix_refuses_counts_that_do_not_fit(counts, message):
+    with pytest.raises(ValueError, match=message):
+        glovev_ext.CooccurrenceMatrix(sp.identity(3, format="csr"), counts=counts)
