@@ -106,7 +106,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_test_options(similarity)
 
     neighbors = _query(subcommands, "neighbors", _run_neighbors, "nearest neighbours with intervals, tests "
-                       "between adjacent ranks and rank probabilities")
+                       "between adjacent ranks and rank probabilities", _NEIGHBOR_COLUMNS)
     neighbors.add_argument("word")
     neighbors.add_argument("--topn", type=int, default=10, help="neighbours from the vocabulary (default 10)")
     neighbors.add_argument("--candidates", help="candidate words: a file (one per line) or a comma-separated list")
@@ -157,8 +157,8 @@ def _subcommand(subcommands, name: str, run, summary: str, description: str | No
     return parser
 
 
-def _query(subcommands, name: str, run, summary: str):
-    parser = _subcommand(subcommands, name, run, summary)
+def _query(subcommands, name: str, run, summary: str, description: str | None = None):
+    parser = _subcommand(subcommands, name, run, summary, description and f"{summary}. {description}")
     parser.add_argument("model", help="model directory written by 'glovev fit'")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
     return parser
@@ -220,7 +220,7 @@ def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None) -> None:
         if title:
             print(title)
         with pd.option_context("display.width", 200, "display.max_columns", 20):
-            print(frame.to_string(float_format=lambda x: f"{x:.4g}"))
+            print(frame.to_string(float_format=lambda x: f"{x:.4g}", na_rep="-"))
         if result is not None:
             for line in _result_notes(result):
                 print(line)
@@ -235,6 +235,10 @@ def _inference_options(args: argparse.Namespace) -> dict:
     return {"method": args.method, "use_t": args.reference == "t", "scale": args.scale}
 
 
+_NEIGHBOR_COLUMNS = ("Columns: rank and coef, the cosine similarity of the trained vectors; std err and the "
+                     "interval, from GloVe-V; P(this rank), the share of Monte Carlo draws of the embedding in "
+                     "which the word holds exactly this rank; P>z (vs next), the p-value of the test that the "
+                     "word is more similar than the next one (none for the last row).")
 _WORD_OPTIONS = ("word1", "word2", "word", "versus")
 _WORD_LIST_OPTIONS = ("candidates", "x", "y", "a", "b", "group_a", "group_b", "attributes", "words")
 
@@ -408,6 +412,8 @@ def _run_neighbors(args: argparse.Namespace) -> int:
                                        random_state=args.random_state, **_inference_options(args))
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
           f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)", result.similarities)
+    if args.format == "table":
+        print(_NEIGHBOR_COLUMNS)
     if args.plot:
         from .plots import plot_neighbors
         _save_figure(plot_neighbors(result, confidence_level=args.confidence_level), args.plot)

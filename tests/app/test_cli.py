@@ -365,3 +365,16 @@ def test_info_prints_every_setting_and_the_corpus_checksum(model_dir, corpus_fil
         assert line in out, line
     status, out, _ = run(capsys, "info", model_dir, "--format", "json")
     assert json.loads(out) == glovev_ext.load_model(model_dir)[1]
+
+
+def test_the_neighbour_table_explains_its_columns(model_dir, capsys):
+    status, out, _ = run(capsys, "neighbors", model_dir, "man", "--topn", "3", "--draws", "200")
+    table = out.splitlines()
+    assert status == 0 and "P(this rank), the share of Monte Carlo draws" in out
+    last_row = next(line for line in table if line.split()[1:2] == ["3"])
+    assert last_row.rstrip().endswith("-") and "NaN" not in out
+    with pytest.raises(SystemExit):
+        main(["neighbors", "--help"])
+    out = capsys.readouterr().out
+    assert "P>z (vs next), the p-value of the test that the word is more similar than the next one" in " ".join(
+        out.split())
