@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from numba import njit
 from scipy.linalg import lapack
 
+from .._deprecation import warn_renamed
 from ..glove import glove_weights, weighted_squared_residuals
 from ._lapack import cholesky_condition, lapack_buffers
 from .factor import UNDEFINED, Factor
@@ -54,7 +55,7 @@ def residual_variance(weighted_squares_sum, n_contexts, dim: int, free_bias: boo
         return np.where(dof > 0, np.asarray(weighted_squares_sum, dtype=np.float64) / dof, np.nan)
 
 
-def is_ill_conditioned(hessian: np.ndarray, start: np.ndarray, condition: float) -> bool:
+def is_ill_conditioned(hessian: np.ndarray, start: np.ndarray, condition: float | None = None, *legacy) -> bool:
     """The paper's conditioning rule: ``cond_2(H) * eps > INVERSE_ERROR_LIMIT``, decided without an eigendecomposition.
 
     LAPACK's estimate of the 1-norm condition number (a lower bound, in practice within a factor 3
@@ -69,9 +70,17 @@ def is_ill_conditioned(hessian: np.ndarray, start: np.ndarray, condition: float)
     hessian : ndarray, shape (D, D)
     start : ndarray, shape (D,)
         A starting vector for the power iteration.
-    condition : float
-        :func:`estimated_condition` of ``H``.
+    condition : float, optional
+        :func:`estimated_condition` of ``H`` (computed when not given).
+
+    The call of 0.2, ``is_ill_conditioned(hessian, lower, start)``, still works with a
+    deprecation warning (the Cholesky factor is no longer needed).
     """
+    if np.ndim(start) == 2:
+        warn_renamed("is_ill_conditioned(hessian, lower, start)", "is_ill_conditioned(hessian, start)")
+        start, condition = condition, (legacy[0] if legacy else None)
+    if condition is None:
+        condition = estimated_condition(hessian)
     limit = INVERSE_ERROR_LIMIT / _EPS
     if _SCREEN_MARGIN * condition < limit:
         return False
@@ -213,7 +222,6 @@ class WordFitter:
         delta = vector - optimum
         return WordFit(n_contexts, shape.with_sigma2(sigma2, n_contexts - dim - (1 if free_bias else 0)), optimum,
                        _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias), condition)
-
 
     @staticmethod
     def _weighted_squares_sum(augmented: np.ndarray, gram: np.ndarray, vector: np.ndarray,

@@ -271,7 +271,8 @@ def test_fit_on_made_up_words_saves_the_model_and_says_what_it_could_not_evaluat
     kv, metadata = glovev_ext.load_model(tmp_path / "m")
     assert len(kv) == metadata["counts"]["n_words"] > 0
     assert "WordSim-353: not evaluated (none of its word pairs is in the vocabulary)" in out
-    assert out.index(f"saved: {tmp_path / 'm'}") < out.index("WordSim-353")
+    size = sum(path.stat().st_size for path in (tmp_path / "m").iterdir())
+    assert out.index(f"saved: {tmp_path / 'm'} ({size / 1e6:,.0f} MB)") < out.index("WordSim-353")
     assert f"next: glovev similarity {tmp_path / 'm'} " in out
 
 
@@ -359,7 +360,11 @@ def test_info_prints_every_setting_and_the_corpus_checksum(model_dir, corpus_fil
     checksum = hashlib.sha256(corpus_file.read_bytes()).hexdigest()
     status, out, _ = run(capsys, "info", model_dir)
     assert status == 0
-    assert f"{len(kv):,} words, D=8" in out and f"corpus_sha256: {checksum}" in out
+    size = sum(path.stat().st_size for path in model_dir.iterdir())
+    n_with_covariance = glovev_ext.load_model(model_dir)[1]["counts"]["n_with_covariance"]
+    assert (f"model: {model_dir} ({size / 1e6:,.1f} MB): {len(kv):,} words, D=8, {n_with_covariance:,} with a "
+            "covariance") in out
+    assert f"corpus_sha256: {checksum}" in out
     for line in ("  window: 8", "  min_count: 5", "  epochs: 3", "  random_state: 0", "  schedule: blocks",
                  f"glovev_ext_version: {glovev_ext.__version__}"):
         assert line in out, line

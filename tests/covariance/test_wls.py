@@ -187,3 +187,19 @@ def test_residual_sum_of_squares_equals_brute_force_also_for_an_exact_fit(rng, n
         assert fit.sigma2 == pytest.approx(expected, rel=1e-11)
     else:
         assert fit.sigma2 < 1e-25 and expected < 1e-25
+
+
+@pytest.mark.parametrize("condition", [1e3, 1e8])
+def test_the_papers_rule_agrees_with_the_eigenvalues_called_either_way(rng, condition):
+    """is_ill_conditioned(hessian, start) against cond_2 from the eigenvalues; the call of 0.2 with the
+    Cholesky factor gives the same answer and a deprecation warning."""
+    from glovev_ext.covariance import is_ill_conditioned
+    basis, _ = np.linalg.qr(rng.normal(size=(12, 12)))
+    eigenvalues = np.geomspace(1.0, 1.0 / condition, 12)
+    hessian = basis @ np.diag(eigenvalues) @ basis.T
+    hessian = (hessian + hessian.T) / 2
+    start = rng.normal(size=12)
+    expected = eigenvalues[0] / eigenvalues[-1] > THRESHOLD
+    assert is_ill_conditioned(hessian, start) == expected
+    with pytest.warns(DeprecationWarning, match=r"is_ill_conditioned\(hessian, lower, start\) is deprecated"):
+        assert is_ill_conditioned(hessian, np.linalg.cholesky(hessian), start) == expected
