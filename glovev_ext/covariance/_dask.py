@@ -24,6 +24,7 @@ from .passes import BlockRunner, BlockSummary, fit_block
 from .wls import WordFitter, free_row_vectors
 
 _ROWS_PER_TASK = 2000  # new co-occurrence rows fitted per transform task
+_TRIES_PER_BLOCK = 4  # a block cancelled this often (its data lost with dying workers) stops the pass
 
 
 @contextmanager
@@ -67,33 +68,52 @@ def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
     """
 
     def run(tasks: Iterable[tuple[int, tuple]]) -> Iterator[tuple[int, BlockSummary]]:
+        from concurrent.futures import CancelledError
+
         from dask.distributed import as_completed
 
         with _connected(client, n_workers) as active:
             n_active = max(1, len(active.scheduler_info().get("workers", {})))
             broadcast = {}
             in_flight = as_completed()
-            keys = {}
+            submitted = {}  # future key -> (block index, its task, tries so far)
             pending = iter(tasks)
+
+            def submit(k: int, step: tuple, tries: int) -> None:
+                target, block_matrix, contexts, biases, *rest = step
+                if any(shared.status != "finished" for shared in broadcast.values()) or not broadcast:
+                    # Fresh keys (hash=False): scattering again under the old key can wait on its release.
+                    broadcast["contexts"], broadcast["biases"] = active.scatter([contexts, biases], broadcast=True,
+                                                                                hash=False)
+                future = active.submit(_fit_block_one_blas_thread, target, block_matrix, broadcast["contexts"],
+                                       broadcast["biases"], *rest, pure=False)
+                submitted[future.key] = (k, step, tries)
+                in_flight.add(future)
 
             def submit_next() -> bool:
                 step = next(pending, None)
                 if step is None:
                     return False
-                k, (target, block_matrix, contexts, biases, *rest) = step
-                if "contexts" not in broadcast:
-                    broadcast["contexts"], broadcast["biases"] = active.scatter([contexts, biases], broadcast=True)
-                future = active.submit(_fit_block_one_blas_thread, target, block_matrix, broadcast["contexts"],
-                                       broadcast["biases"], *rest, pure=False)
-                keys[future.key] = k
-                in_flight.add(future)
+                submit(*step, tries=1)
                 return True
 
             for _ in range(2 * n_active):
                 if not submit_next():
                     break
             for future in in_flight:
-                yield keys.pop(future.key), future.result()
+                k, step, tries = submitted.pop(future.key)
+                try:
+                    summary = future.result()
+                except CancelledError:
+                    # A worker that died took data with it (the broadcast contexts, or this task's
+                    # inputs): rerun the block, scattering again what was lost; a block cancelled every
+                    # time is an error.
+                    if tries >= _TRIES_PER_BLOCK:
+                        raise RuntimeError(f"block {k} of the covariance pass was cancelled {tries} times "
+                                           "(workers keep leaving the cluster)") from None
+                    submit(k, step, tries + 1)
+                    continue
+                yield k, summary
                 submit_next()
 
     return run

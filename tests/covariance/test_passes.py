@@ -61,6 +61,7 @@ def test_two_threads_in_memory_or_to_a_file_equal_one_thread(model, tmp_path, st
 
 def test_a_worker_killed_mid_run_still_gives_a_complete_correct_store(model, client, tmp_path):
     X, fitted = model
+    client.wait_for_workers(2, timeout=60)
     path = tmp_path / "killed.cov"
     journal = tmp_path / "killed.cov.journal"
     killed = []
@@ -90,6 +91,44 @@ def test_a_worker_killed_mid_run_still_gives_a_complete_correct_store(model, cli
     assert_same_store(CovarianceStore.load(path), fitted.covariance_)
     assert_same_store(result.covariance_, fitted.covariance_)
     client.wait_for_workers(2, timeout=60)
+
+
+class CancellingClient:
+    """A real client whose first ``n`` block tasks are cancelled, as when a dying worker takes their data;
+    with ``lose_broadcast`` the first cancellation also cancels the scattered context vectors and biases."""
+
+    def __init__(self, client, n, lose_broadcast=False):
+        self.client, self.n, self.lose_broadcast, self.cancelled = client, n, lose_broadcast, 0
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+    def submit(self, function, *args, **kwargs):
+        future = self.client.submit(function, *args, **kwargs)
+        if self.cancelled < self.n:
+            self.cancelled += 1
+            shared = [a for a in args if isinstance(a, distributed.Future)]
+            lost = shared if self.lose_broadcast and self.cancelled == 1 else []
+            self.client.cancel([future, *lost], reason="the test lost this block's data", force=True)
+        return future
+
+
+@pytest.mark.parametrize("lose_broadcast", [False, True])
+def test_cancelled_blocks_are_rerun_with_their_data_sent_again(model, client, tmp_path, lose_broadcast):
+    X, fitted = model
+    cancelling = CancellingClient(client, 3, lose_broadcast)
+    result = GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=cancelling,
+                             covariance_storage=tmp_path / "cancelled.cov", progress=False).fit(X)
+    assert cancelling.cancelled == 3
+    assert_same_store(result.covariance_, fitted.covariance_)
+
+
+def test_a_block_cancelled_every_time_stops_the_pass_naming_it(model, client, tmp_path):
+    X, fitted = model
+    with pytest.raises(RuntimeError, match=r"block \d+ of the covariance pass was cancelled 4 times"):
+        GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=CancellingClient(client, 10**6),
+                        covariance_storage=tmp_path / "never.cov", progress=False).fit(X)
+    assert not (tmp_path / "never.cov").exists()
 
 
 class InterruptAfter:
