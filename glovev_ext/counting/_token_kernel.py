@@ -186,7 +186,8 @@ def index_tokens(buf, starts, ends, table, key_hashes, key_offsets, key_bytes, c
             used = key_offsets[n_keys]
             if used + length > key_bytes.size:
                 key_bytes = grown(key_bytes, max(2 * key_bytes.size, used + length))
-            key_bytes[used:used + length] = buf[starts[t]:ends[t]]
+            for k in range(length):
+                key_bytes[used + k] = buf[starts[t] + k]
             key_offsets[n_keys + 1] = used + length
             key_hashes[n_keys] = h
             counts[n_keys] = 0

@@ -38,6 +38,31 @@ def _sentinel_stream(ids, doc_ends):
 
 
 @njit(nogil=True, cache=True)
+def _heapsort(values, start, stop):
+    """Sort ``values[start:stop]`` in place (a loop numba compiles in a fraction of ``ndarray.sort``'s time)."""
+    n = stop - start
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(values, start, root, n)
+    for end in range(n - 1, 0, -1):
+        values[start], values[start + end] = values[start + end], values[start]
+        _sift_down(values, start, 0, end)
+
+
+@njit(nogil=True, cache=True)
+def _sift_down(values, start, root, n):
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and values[start + child + 1] > values[start + child]:
+            child += 1
+        if values[start + root] >= values[start + child]:
+            return
+        values[start + root], values[start + child] = values[start + child], values[start + root]
+        root = child
+
+
+@njit(nogil=True, cache=True)
 def _sort_touched_columns(indices, start, stop, last_row_seen, row):
     """Sort the columns a row touched: insertion sort when few, a scan of all columns when many."""
     n_words = last_row_seen.size
@@ -51,7 +76,7 @@ def _sort_touched_columns(indices, start, stop, last_row_seen, row):
                 j -= 1
             indices[j + 1] = v
     elif count * 16 < n_words:
-        indices[start:stop].sort()
+        _heapsort(indices, start, stop)
     else:
         k = start
         for c in range(n_words):

@@ -267,3 +267,20 @@ def test_matrix_keeps_its_words_when_copied():
     assert list(X.copy().words) == ["a", "b"]
     with pytest.raises(ValueError, match="words has 3 entries"):
         CooccurrenceMatrix(sp.identity(2, format="csr"), words=["a", "b", "c"])
+
+
+@pytest.mark.parametrize("count", [0, 1, 5, 47, 48, 49, 200, 1023])
+def test_a_rows_touched_columns_come_out_sorted_on_every_branch(count):
+    # Few columns: insertion sort; up to n_words / 16: heap sort; more: a scan of every column.
+    from glovev_ext.counting._window_kernel import _sort_touched_columns
+
+    rng = np.random.default_rng(count)
+    for n_words in (20_000, 2 * count + 1):
+        touched = rng.choice(n_words, size=min(count, n_words), replace=False).astype(np.int32)
+        last_row_seen = np.full(n_words, -1, np.int64)
+        last_row_seen[touched] = 7
+        indices = np.concatenate([np.full(3, -5, np.int32), touched, np.full(2, -9, np.int32)])
+        _sort_touched_columns(indices, 3, 3 + touched.size, last_row_seen, 7)
+        np.testing.assert_array_equal(indices[3:3 + touched.size], np.sort(touched))
+        np.testing.assert_array_equal(indices[:3], -5)
+        np.testing.assert_array_equal(indices[3 + touched.size:], -9)
