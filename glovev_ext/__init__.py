@@ -25,11 +25,11 @@ from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus, fit_metadata
 from .saved_model import load_model, save_model
-from .stats import (InferenceResult, NeighborsResult, ResultFamily, Statistic, compare_biases, coordinate_statistic,
-                    cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic, cosine_statistic, estimate,
-                    evaluate_analogies,
-                    evaluate_word_pairs, nearest_neighbors, similarities, similarity, similarity_difference, stack,
-                    wald_test, weat, weat_permutation_test, weat_statistic)
+from .stats import (InferenceResult, NeighborsResult, ResultFamily, SimilarityTests, Statistic, compare_biases,
+                    coordinate_statistic, cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic,
+                    cosine_statistic, estimate, evaluate_analogies, evaluate_word_pairs, nearest_neighbors,
+                    similarities, similarity, similarity_difference, similarity_tests, stack, wald_test, weat,
+                    weat_permutation_test, weat_statistic)
 
 # The flat modules of glovev-ext 0.1, importable for one more release (with a DeprecationWarning);
 # glovev_ext.similarity is the function now, as the package attribute always was.
@@ -74,6 +74,7 @@ __all__ = [
     "LineCorpus",
     "NeighborsResult",
     "ResultFamily",
+    "SimilarityTests",
     "Statistic",
     "UndefinedCovarianceError",
     "__version__",
@@ -101,6 +102,7 @@ __all__ = [
     "similarities",
     "similarity",
     "similarity_difference",
+    "similarity_tests",
     "stack",
     "train_glove",
     "wald_test",

@@ -21,7 +21,7 @@ from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import fit_corpus, fit_metadata, outside_optimum_region
 from .saved_model import load_model, save_model
-from .stats import DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, SCALES
+from .stats import DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, SCALES
 
 _PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -106,7 +106,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _add_test_options(similarity)
 
     neighbors = _query(subcommands, "neighbors", _run_neighbors, "nearest neighbours with intervals, tests "
-                       "between adjacent ranks and rank probabilities", _NEIGHBOR_COLUMNS)
+                       "between adjacent ranks and rank probabilities", NEIGHBOR_COLUMNS)
     neighbors.add_argument("word")
     neighbors.add_argument("--topn", type=int, default=10, help="neighbours from the vocabulary (default 10)")
     neighbors.add_argument("--candidates", help="candidate words: a file (one per line) or a comma-separated list")
@@ -160,7 +160,10 @@ def _subcommand(subcommands, name: str, run, summary: str, description: str | No
 def _query(subcommands, name: str, run, summary: str, description: str | None = None):
     parser = _subcommand(subcommands, name, run, summary, description and f"{summary}. {description}")
     parser.add_argument("model", help="model directory written by 'glovev fit'")
-    parser.add_argument("--format", choices=("table", "csv", "json"), default="table", help="output format")
+    parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
+                        help="output format: table (with the notes: method and why, reference distribution, "
+                             "words dropped), csv (the rows, with a method column) or json ({\"method\", "
+                             "\"rows\", \"notes\"})")
     return parser
 
 
@@ -210,12 +213,21 @@ def _words(value: str) -> list[str]:
     raise FileNotFoundError(f"word list {value!r} is neither a file nor a comma-separated list")
 
 
-def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None) -> None:
-    """Print a table; in the table format also what ``result`` (a result object) rests on."""
+def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None, columns: str = "") -> None:
+    """Print a table with what ``result`` (a result object) rests on and what its ``columns`` mean.
+
+    ``table``: the title, the table, the result's notes and the columns line; ``csv``: the table
+    with a ``method`` column; ``json``: ``{"method": ..., "rows": {row: {column: value}}, "notes": [...]}``.
+    """
+    method = getattr(result, "method", None)
     if fmt == "csv":
+        if method is not None:
+            frame = frame.assign(method=method)
         print(frame.to_csv(), end="")
     elif fmt == "json":
-        print(json.dumps(json.loads(frame.to_json(orient="index")), indent=1))
+        rows = json.loads(frame.to_json(orient="index"))
+        notes = (_result_notes(result) if result is not None else []) + ([columns] if columns else [])
+        print(json.dumps({"method": method, "rows": rows, "notes": notes}, indent=1))
     else:
         if title:
             print(title)
@@ -224,6 +236,8 @@ def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None) -> None:
         if result is not None:
             for line in _result_notes(result):
                 print(line)
+        if columns:
+            print(columns)
 
 
 def _result_notes(result) -> list[str]:
@@ -235,10 +249,6 @@ def _inference_options(args: argparse.Namespace) -> dict:
     return {"method": args.method, "use_t": args.reference == "t", "scale": args.scale}
 
 
-_NEIGHBOR_COLUMNS = ("Columns: rank and coef, the cosine similarity of the trained vectors; std err and the "
-                     "interval, from GloVe-V; P(this rank), the share of Monte Carlo draws of the embedding in "
-                     "which the word holds exactly this rank; P>z (vs next), the p-value of the test that the "
-                     "word is more similar than the next one (none for the last row).")
 _WORD_OPTIONS = ("word1", "word2", "word", "versus")
 _WORD_LIST_OPTIONS = ("candidates", "x", "y", "a", "b", "group_a", "group_b", "attributes", "words")
 
@@ -411,9 +421,8 @@ def _run_neighbors(args: argparse.Namespace) -> int:
     result = kv.nearest_neighbors_test(args.word, args.candidates, args.topn, missing=args.missing, n_draws=args.draws,
                                        random_state=args.random_state, **_inference_options(args))
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
-          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)", result.similarities)
-    if args.format == "table":
-        print(_NEIGHBOR_COLUMNS)
+          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)", result.similarities,
+          NEIGHBOR_COLUMNS)
     if args.plot:
         from .plots import plot_neighbors
         _save_figure(plot_neighbors(result, confidence_level=args.confidence_level), args.plot)

@@ -231,6 +231,11 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """Several similarities with joint covariance; see :func:`glovev_ext.stats.similarities`."""
         return stats.similarities(self, pairs, **kwargs)
 
+    def similarity_tests(self, pairs, **kwargs):
+        """Many similarities, each tested on its own (vectorised with ``method="delta"``); see
+        :func:`glovev_ext.stats.similarity_tests`."""
+        return stats.similarity_tests(self, pairs, **kwargs)
+
     def similarity_difference_test(self, pair1, pair2, **kwargs):
         """``cos(pair1) - cos(pair2)``; see :func:`glovev_ext.stats.similarity_difference`."""
         return stats.similarity_difference(self, pair1, pair2, **kwargs)

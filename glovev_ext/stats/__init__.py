@@ -5,7 +5,8 @@
 - :mod:`.words`: the one policy for words that are missing or lack a covariance (``missing=``);
 - the engines, which work on resolved words (vectors and covariance factors) and never on the
   container: :mod:`.delta` and :mod:`.monte_carlo`; :mod:`.estimation` runs either on a Statistic;
-- the paper's statistics: :mod:`.similarity` (cosines, differences, neighbours), :mod:`.weat`,
+- the paper's statistics: :mod:`.similarity` (cosines, differences, neighbours), :mod:`.pair_tests`
+  (many pairs, each tested on its own, vectorised), :mod:`.weat`,
   :mod:`.permutation` (the classic WEAT test), :mod:`.bias` (Garg et al.), :mod:`.evaluation`;
 - :mod:`.intervals`: the reference distribution (t, Welch-Satterthwaite) and the scale (bounded
   statistics on atanh) that turn an estimate and its standard error into intervals and p-values;
@@ -20,8 +21,9 @@ from .delta import WordShares, delta_covariance
 from .estimation import AUTO_TOLERANCE, DEFAULT_METHOD, METHODS, estimate, wald_test
 from .evaluation import evaluate_analogies, evaluate_word_pairs, read_analogies, read_word_pairs
 from .monte_carlo import draw_values
+from .pair_tests import SimilarityTests, similarity_tests
 from .permutation import weat_permutation_test
-from .results import InferenceResult, NeighborsResult, ResultFamily
+from .results import NEIGHBOR_COLUMNS, InferenceResult, NeighborsResult, ResultFamily
 from .similarity import nearest_neighbors, similarities, similarity, similarity_difference
 from .simulation import Coverage, RowSimulator, interval_coverage
 from .intervals import SCALES, welch_satterthwaite
@@ -39,11 +41,13 @@ __all__ = [
     "InferenceResult",
     "METHODS",
     "MISSING_CHOICES",
+    "NEIGHBOR_COLUMNS",
     "NeighborsResult",
     "ResolvedWords",
     "ResultFamily",
     "RowSimulator",
     "SCALES",
+    "SimilarityTests",
     "Statistic",
     "WordShares",
     "compare_biases",
@@ -69,6 +73,7 @@ __all__ = [
     "similarities",
     "similarity",
     "similarity_difference",
+    "similarity_tests",
     "stack",
     "through_normalisation",
     "unit_vector_jacobian",

@@ -12,6 +12,8 @@ from statsmodels.iolib.table import SimpleTable
 COLUMNS = ("coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp.")
 T_COLUMNS = ("coef", "std err", "t", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.", "df")
 _SHOWN_DROPPED = 20
+_OUT_OF_VOCABULARY = "not in the vocabulary"  # the reasons KeyedVectorsWithVariance.unusable_reason gives
+_NO_COVARIANCE = "no covariance"
 
 
 def parameter_frame(names: Sequence, estimates, std_errors, statistics, pvalues, intervals,
@@ -49,13 +51,33 @@ def reference_line(df, bounds: np.ndarray, scale: str) -> str:
     return f"Reference: {reference}; {where}"
 
 
-def notes(first: Sequence[str], uncertainty: str, words: Sequence, dropped: Sequence) -> list[str]:
-    """What a result rests on: ``first`` lines, the uncertainty it carries, the words it used and dropped."""
-    lines = [*first, f"Uncertainty: {uncertainty}", f"Words used: {len(words)}; dropped: {len(dropped)}"]
+def notes(first: Sequence[str], uncertainty: str, words: Sequence, dropped: Sequence,
+          dropped_noun: str = "word") -> list[str]:
+    """What a result rests on: ``first`` lines, the uncertainty it carries, the words it used and dropped.
+
+    ``dropped`` holds items named ``dropped_noun`` ("word", "pair", "question"), each with the reasons
+    of its unusable words; the count splits those with a word out of the vocabulary from those whose
+    words are all in it but lack a covariance.
+    """
+    line = f"Words used: {len(words)}; {_plural(len(dropped), dropped_noun)} dropped"
+    if dropped:
+        outside = sum(_OUT_OF_VOCABULARY in str(item) for item in dropped)
+        without = sum(_NO_COVARIANCE in str(item) and _OUT_OF_VOCABULARY not in str(item) for item in dropped)
+        other = len(dropped) - outside - without
+        whose = "" if dropped_noun == "word" else "with a word "
+        parts = [f"{outside} {whose}not in the vocabulary" if outside else "",
+                 f"{without} {whose}without a covariance" if without else "",
+                 f"{other} for other reasons" if other else ""]
+        line += " (" + ", ".join(part for part in parts if part) + ")"
+    lines = [*first, f"Uncertainty: {uncertainty}", line]
     if dropped:
         lines.append("Dropped: " + ", ".join(map(str, dropped[:_SHOWN_DROPPED]))
                      + (" ..." if len(dropped) > _SHOWN_DROPPED else ""))
     return lines
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def render(frame: pd.DataFrame, title: str, lines: Sequence[str]) -> Summary:

@@ -108,7 +108,7 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
             delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
             draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
     caveats = (*_dominance(statistic.names, words.keys, contributions),
-               *_understated(words.keys, shares.understated, words.vectors.shape[1]))
+               *understated_caveat(words.keys, shares.understated, words.vectors.shape[1]))
     return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
                         null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
                         words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
@@ -211,7 +211,7 @@ def _dominance(names: Sequence[str], keys: Sequence, contributions: np.ndarray) 
     return lines
 
 
-def _understated(keys: Sequence, understated: np.ndarray, dim: int) -> list[str]:
+def understated_caveat(keys: Sequence, understated: np.ndarray, dim: int) -> list[str]:
     """A line naming the words whose covariance the paper's pseudo-inverse understates."""
     which = np.flatnonzero(understated > 0)
     if not which.size:

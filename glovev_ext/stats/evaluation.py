@@ -88,7 +88,7 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     draws = draw_values(words, spearman, n_draws, random_state)
     return InferenceResult.wald("Spearman correlation with human ratings", estimate, float(draws.std(ddof=1)),
                                 method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws, bounds=(-1.0, 1.0),
-                                scale="bounded", method_reason=_NOT_SMOOTH)
+                                scale="bounded", method_reason=_NOT_SMOOTH, dropped_noun="pair")
 
 
 def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tuple]:
@@ -156,4 +156,5 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     return InferenceResult.wald(f"analogy accuracy ({len(kept)} questions, {len(candidates)} candidates)", estimate,
                                 float(draws.std(ddof=1)), null_value=baseline, alternative="larger",
                                 method=MONTE_CARLO, words=tuple(candidates), dropped=dropped, draws=draws,
-                                bounds=(0.0, 1.0), scale="bounded", method_reason=_NOT_SMOOTH)
+                                bounds=(0.0, 1.0), scale="bounded", method_reason=_NOT_SMOOTH,
+                                dropped_noun="question")

@@ -28,6 +28,10 @@ MONTE_CARLO = "Monte Carlo"
 PERMUTATION = "permutation"
 RECONSTRUCTION = "GloVe-V reconstruction error (embedding uncertainty given the corpus)"
 WORD_LISTS = "word-list assignment (permutation of the target words)"
+NEIGHBOR_COLUMNS = ("Columns: rank and coef, the cosine similarity of the trained vectors; std err and the "
+                     "interval, from GloVe-V; P(this rank), the share of Monte Carlo draws of the embedding in "
+                     "which the word holds exactly this rank; P>z (vs next), the p-value of the test that the "
+                     "word is more similar than the next one (none for the last row).")
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,9 @@ class InferenceResult:
     words : tuple of str
         Words the statistic used.
     dropped : tuple of str
-        Words left out (out of vocabulary or without covariance), by name.
+        What was left out (out of vocabulary or without covariance), by name, with the reasons.
+    dropped_noun : str
+        What ``dropped`` holds: "word", "pair" or "question".
     draws : ndarray or None
         Monte Carlo draws of the statistic (each word drawn from its t distribution with
         ``use_t``), or the permutation distribution.
@@ -100,6 +106,7 @@ class InferenceResult:
     method_reason: str = ""
     caveats: tuple = ()
     delta_std_error: float = np.nan
+    dropped_noun: str = "word"
 
     @classmethod
     def wald(cls, name: str, estimate: float, std_error: float, *, null_value: float = 0.0,
@@ -107,7 +114,7 @@ class InferenceResult:
              draws: np.ndarray | None = None, uncertainty: str = RECONSTRUCTION,
              variance_contributions: np.ndarray | None = None, df: float = np.inf, bounds: tuple = UNBOUNDED,
              scale: str = "linear", method_reason: str = "", caveats: Sequence[str] = (),
-             delta_std_error: float = np.nan) -> InferenceResult:
+             delta_std_error: float = np.nan, dropped_noun: str = "word") -> InferenceResult:
         """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
 
         With Monte Carlo draws on the bounded scale, the test also asks the draws (see
@@ -115,7 +122,7 @@ class InferenceResult:
         """
         check_alternative(alternative)
         box = bounds_of(bounds, 1)
-        rule = _Inference.of_one(estimate, std_error, delta_std_error, df, box, scale, method, draws)
+        rule = InferenceRule.of_one(estimate, std_error, delta_std_error, df, box, scale, method, draws)
         statistic = float(rule.statistics([null_value])[0])
         p = float(rule.pvalues([null_value], alternative)[0])
         return cls(name=name, estimate=float(estimate), std_error=float(std_error), null_value=float(null_value),
@@ -123,7 +130,7 @@ class InferenceResult:
                    words=tuple(words), dropped=tuple(dropped), draws=draws,
                    variance_contributions=variance_contributions, df=float(df), bounds=tuple(map(float, box[0])),
                    scale=scale, method_reason=method_reason, caveats=tuple(caveats),
-                   delta_std_error=float(delta_std_error))
+                   delta_std_error=float(delta_std_error), dropped_noun=dropped_noun)
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.statistic, self.pvalue))
@@ -146,7 +153,7 @@ class InferenceResult:
         """
         if self.method == PERMUTATION:
             raise ValueError("a permutation test gives a p-value, not a confidence interval")
-        low, high = _Inference.of_one(self.estimate, self.std_error, self.delta_std_error, self.df,
+        low, high = InferenceRule.of_one(self.estimate, self.std_error, self.delta_std_error, self.df,
                                       bounds_of(self.bounds, 1), self.scale, self.method,
                                       self.draws).conf_int(confidence_level)[0]
         return float(low), float(high)
@@ -210,7 +217,7 @@ class InferenceResult:
                      reference_line([self.df], np.array([self.bounds]), self.scale)]
         if self.method_reason:
             first.append(f"Method: {self.method_reason}")
-        return notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped)
+        return notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped, self.dropped_noun)
 
     def __str__(self) -> str:
         return str(self.summary())
@@ -256,6 +263,8 @@ class ResultFamily:
     delta_covariance : ndarray, shape (m, m), or None
         The delta method's covariance when ``covariance`` is Monte Carlo's (the Wald half of the
         intervals on the bounded scale); None otherwise.
+    dropped_noun : str
+        What ``dropped`` holds: "word", "pair" or "question".
     """
 
     name: str
@@ -279,6 +288,7 @@ class ResultFamily:
     caveats: tuple = ()
     shares: WordShares | None = field(default=None, repr=False, compare=False)
     delta_covariance: np.ndarray | None = field(default=None, repr=False, compare=False)
+    dropped_noun: str = "word"
 
     def __post_init__(self):
         check_alternative(self.alternative)
@@ -297,9 +307,9 @@ class ResultFamily:
         return np.sqrt(np.diag(self.covariance))
 
     @property
-    def _rule(self) -> _Inference:
+    def _rule(self) -> InferenceRule:
         delta = None if self.delta_covariance is None else np.sqrt(np.diag(self.delta_covariance))
-        return _Inference(self.estimates, self.std_errors, delta, self.df, self.bounds, self.scale, self.method,
+        return InferenceRule(self.estimates, self.std_errors, delta, self.df, self.bounds, self.scale, self.method,
                           self.draws)
 
     @property
@@ -323,7 +333,8 @@ class ResultFamily:
                                     df=self.df[k], bounds=tuple(self.bounds[k]), scale=self.scale,
                                     method_reason=self.method_reason, caveats=self.caveats,
                                     delta_std_error=(np.nan if self.delta_covariance is None
-                                                     else float(np.sqrt(self.delta_covariance[k, k]))))
+                                                     else float(np.sqrt(self.delta_covariance[k, k]))),
+                                    dropped_noun=self.dropped_noun)
 
     @renamed_keywords(alpha=("significance_level", None))
     def correct(self, method: str, significance_level: float = 0.05) -> ResultFamily:
@@ -412,7 +423,7 @@ class ResultFamily:
         if self.method_reason:
             first.append(f"Method: {self.method_reason}")
         return render(self.summary_frame(confidence_level=confidence_level), f"{self.name}: {self.method}",
-                      notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped))
+                      notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped, self.dropped_noun))
 
     def to_contrast(self) -> ContrastResults:
         """The rows as statsmodels ``ContrastResults`` (two-sided; t when every row has finite df)."""
@@ -478,14 +489,15 @@ class NeighborsResult:
         return render(self.summary_frame(confidence_level=confidence_level),
                       f"Nearest neighbours of {self.word!r}: {family.method}, "
                       f"{self.n_draws} Monte Carlo draws for ranks",
-                      notes([*first, *family.caveats], family.uncertainty, family.words, family.dropped))
+                      [*notes([*first, *family.caveats], family.uncertainty, family.words, family.dropped,
+                              family.dropped_noun), NEIGHBOR_COLUMNS])
 
     def __str__(self) -> str:
         return str(self.summary())
 
 
 @dataclass(frozen=True)
-class _Inference:
+class InferenceRule:
     """What intervals and tests of ``m`` values rest on, and the one rule that turns it into them.
 
     ``glovev_ext.stats.intervals``: on the test scale with ``se g'(estimate)`` (the delta method's
@@ -504,7 +516,7 @@ class _Inference:
 
     @classmethod
     def of_one(cls, estimate: float, std_error: float, delta_std_error: float, df: float, bounds: np.ndarray,
-               scale: str, method: str, draws: np.ndarray | None) -> _Inference:
+               scale: str, method: str, draws: np.ndarray | None) -> InferenceRule:
         """The rule for a single value (a draw per row, if any)."""
         return cls(np.array([estimate]), np.array([std_error]),
                    None if np.isnan(delta_std_error) else np.array([delta_std_error]), np.array([df]), bounds, scale,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -69,8 +70,9 @@ def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method:
     kept, dropped = usable_groups(kv, pairs, missing)
     if not kept:
         raise ValueError(f"no pair is usable; dropped: {', '.join(dropped)}")
-    return estimate(kv, cosine_statistic(kept, name="cosine similarities"), method=method, alternative=alternative,
-                    n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
+    family = estimate(kv, cosine_statistic(kept, name="cosine similarities"), method=method, alternative=alternative,
+                      n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
+    return dataclasses.replace(family, dropped_noun="pair")
 
 
 @renamed_keywords(rng=RNG)

@@ -151,12 +151,16 @@ def test_similarity_and_difference(model_dir, kv, capsys):
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--format", "csv")
     expected = kv.similarity_test("man", "woman", random_state=0)
     row = table(out).iloc[0]
+    assert row["method"] == expected.method
     assert status == 0 and row["coef"] == pytest.approx(expected.estimate) and row["P>|t|"] == pytest.approx(
         expected.pvalue) and row["df"] == pytest.approx(expected.df)
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--versus", "man", "boy", "--format", "json")
     difference = kv.similarity_difference_test(("man", "woman"), ("man", "boy"), random_state=0)
-    values = next(iter(json.loads(out).values()))
+    printed = json.loads(out)
+    values = next(iter(printed["rows"].values()))
     assert values["std err"] == pytest.approx(difference.std_error)
+    assert printed["method"] == difference.method
+    assert f"Method: {difference.method_reason}" in printed["notes"]
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman")
     assert expected.method in out and "Conf. Int. Low" in out
     assert f"Method: {expected.method_reason}" in out and "Reference: t with" in out
@@ -177,6 +181,10 @@ def test_neighbors(model_dir, kv, capsys, tmp_path):
     np.testing.assert_allclose(frame["coef"], expected.similarities.estimates)
     np.testing.assert_allclose(frame["P(this rank)"], np.diag(expected.rank_probabilities.to_numpy()))
     assert (tmp_path / "n.png").stat().st_size > 1000
+    status, out, _ = run(capsys, "neighbors", model_dir, "man", "--topn", "4", "--draws", "300", "--format", "json")
+    printed = json.loads(out)
+    assert status == 0 and list(printed["rows"]) == expected.neighbors
+    assert printed["method"] == expected.similarities.method and any("P(this rank)" in n for n in printed["notes"])
 
 
 def test_weat_with_list_files_and_inline_lists(model_dir, kv, capsys, tmp_path):

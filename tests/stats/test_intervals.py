@@ -131,6 +131,10 @@ def test_results_on_the_papers_pseudo_inverse_say_their_variance_is_understated(
     assert f"{word!r} along {lost} of 30 directions" in result.caveats[-1]
     assert "Variance understated" in str(result.summary())
     assert kv.covariance_factor(word).understated == lost
+    for method in ("delta", "auto"):
+        table = kv.similarity_tests([(word, "the"), ("man", "woman")], method=method, n_draws=100)
+        assert f"{word!r} along {lost} of 30 directions" in table.caveats[0] and len(table.caveats) == 1
+        assert "Variance understated" in str(table.summary())
 
 
 def test_weat_intervals_stay_within_the_attainable_range(kv):

@@ -126,6 +126,7 @@ def test_nearest_neighbours_report_intervals_tests_and_ranks(kv):
     frame = result.summary_frame()
     assert list(frame.index) == result.neighbors and frame["rank"].tolist() == [1, 2, 3, 4, 5]
     assert "Nearest neighbours of 'man'" in str(result.summary())
+    assert "P(this rank), the share of Monte Carlo draws" in str(result.summary())
     top = kv.nearest_neighbors_test("man", topn=4, n_draws=200, random_state=0)
     assert len(top.neighbors) == 4 and "man" not in top.neighbors
 
@@ -144,6 +145,11 @@ def test_word_pair_evaluation_with_a_monte_carlo_interval(kv):
     expected = spearmanr([kv.similarity(a, b) for a, b, _ in usable], [s for _, _, s in usable])[0]
     assert result.estimate == pytest.approx(expected, rel=1e-9)
     assert len(result.dropped) == len(rows) - len(usable)
+    outside = sum(a not in kv.key_to_index or b not in kv.key_to_index for a, b, _ in rows)
+    without = len(rows) - len(usable) - outside
+    parts = [f"{outside} with a word not in the vocabulary"] + ([f"{without} with a word without a covariance"]
+                                                                  if without else [])
+    assert f"{len(rows) - len(usable)} pairs dropped ({', '.join(parts)})" in str(result.summary())
     assert result.draws.shape == (300,) and result.std_error > 0
 
 

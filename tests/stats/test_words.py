@@ -17,6 +17,7 @@ WORDS = {  # the arguments after the embedding
     "usable": (["man"],),
     "similarity": ("man", "woman"),
     "similarities": ([("man", "woman")],),
+    "similarity_tests": ([("man", "woman")],),
     "similarity_difference": (("man", "woman"), ("man", "boy")),
     "nearest_neighbors": ("man",),
     "weat": (["he"], ["she"], ["said"], ["told"]),

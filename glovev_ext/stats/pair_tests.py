@@ -1,0 +1,239 @@
+"""Many cosine similarities tested one by one: :func:`similarity_tests` and its table, :class:`SimilarityTests`.
+
+:func:`~glovev_ext.stats.similarities` estimates pairs *together* (their joint covariance, for
+contrasts); a screen of thousands of pairs wants each pair's own test, and the joint covariance of
+10,000 pairs would not fit in memory. Here the delta method runs vectorised over the pairs: the
+gradients of every cosine at once, then one pass over the distinct words, each whitening all the
+gradients that involve it with its stored factor. Each row equals :func:`~glovev_ext.stats.similarity`
+for that pair with the same options (tests check it to 1e-12). ``method="auto"`` and
+``"monte carlo"`` draw vectors for every pair, so they run pair by pair through
+:func:`~glovev_ext.stats.similarity` (``python bench/batched_tests.py`` gives both rates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from statsmodels.iolib.summary import Summary
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from .._deprecation import RNG, renamed_keywords
+from ._summary import notes, parameter_frame, reference_line, render
+from .cosine import COSINE_BOUNDS, cosine_pair_gradients
+from .estimation import DEFAULT_METHOD, check_method, understated_caveat
+from .intervals import bounds_of, check_alternative, check_scale
+from .results import DELTA, RECONSTRUCTION, InferenceResult, InferenceRule
+from .similarity import similarity
+from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_groups, vectors_of
+
+
+@dataclass(frozen=True)
+class SimilarityTests:
+    """Separate Wald tests of many cosine similarities, one row per pair.
+
+    The rows are not a family: each has its own test at its own level (adjust with
+    :meth:`correct`), and two rows cannot be compared from this table (pairs sharing a word are
+    correlated: use :func:`~glovev_ext.stats.similarities` for contrasts).
+
+    Attributes
+    ----------
+    pairs : tuple of (str, str)
+    names : tuple of str
+        ``"cos(a, b)"`` for each pair.
+    estimates, std_errors, df : ndarray, shape (m,)
+        Cosines at the trained vectors, their standard errors and degrees of freedom.
+    methods : tuple of str
+        How each row's uncertainty was propagated.
+    method_reasons : tuple of str
+        Why (what ``method="auto"`` found for that pair).
+    variance_contributions : ndarray, shape (m, 2)
+        The variance each pair's first and second word contribute (delta method).
+    null_value : float
+    alternative : str
+    scale : {"bounded", "linear"}
+    dropped : tuple of str
+        Pairs left out with ``missing="drop"``, with the reasons.
+    caveats : tuple of str
+    """
+
+    pairs: tuple
+    names: tuple
+    estimates: np.ndarray
+    std_errors: np.ndarray
+    df: np.ndarray
+    methods: tuple
+    method_reasons: tuple
+    variance_contributions: np.ndarray = field(repr=False)
+    null_value: float = 0.0
+    alternative: str = "two-sided"
+    scale: str = "bounded"
+    dropped: tuple = ()
+    caveats: tuple = ()
+    _drawn: dict = field(default_factory=dict, repr=False, compare=False)  # row -> InferenceResult (Monte Carlo)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    @property
+    def _delta_rule(self) -> InferenceRule:
+        return InferenceRule(self.estimates, self.std_errors, None, self.df, bounds_of(COSINE_BOUNDS, len(self)),
+                          self.scale, DELTA, None)
+
+    def _by_row(self, delta_values: np.ndarray, row_value) -> np.ndarray:
+        """Delta-method values, with the rows that drew vectors replaced by their own results' values."""
+        values = np.array(delta_values, dtype=np.float64)
+        for row, result in self._drawn.items():
+            values[row] = row_value(result)
+        return values
+
+    @property
+    def statistics(self) -> np.ndarray:
+        """Wald t (or z) statistics on the test scale."""
+        return self._by_row(self._delta_rule.statistics(np.full(len(self), self.null_value)),
+                            lambda result: result.statistic)
+
+    @property
+    def pvalues(self) -> np.ndarray:
+        """p-values of each row's own test (unadjusted)."""
+        return self._by_row(self._delta_rule.pvalues(np.full(len(self), self.null_value), self.alternative),
+                            lambda result: result.pvalue)
+
+    def conf_int(self, *, confidence_level: float = 0.95) -> np.ndarray:
+        """``(m, 2)`` intervals, each inside [-1, 1] on the bounded scale (see :class:`InferenceResult`)."""
+        interval = self._delta_rule.conf_int(confidence_level)
+        for row, result in self._drawn.items():
+            interval[row] = result.conf_int(confidence_level=confidence_level)
+        return interval
+
+    def correct(self, method: str = "fdr_bh") -> np.ndarray:
+        """p-values adjusted for the ``m`` tests by ``statsmodels.stats.multitest.multipletests(method=...)``."""
+        from statsmodels.stats.multitest import multipletests
+
+        return multipletests(self.pvalues, method=method)[1]
+
+    def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
+        """One row per pair: statsmodels' columns, then the method."""
+        frame = parameter_frame(self.names, self.estimates, self.std_errors, self.statistics, self.pvalues,
+                                self.conf_int(confidence_level=confidence_level), self.df)
+        frame["method"] = list(self.methods)
+        return frame
+
+    def summary(self, *, confidence_level: float = 0.95) -> Summary:
+        """A statsmodels ``Summary`` of the table."""
+        counts = pd.Series(self.methods).value_counts()
+        first = [f"alternative: {self.alternative}; null value {self.null_value:g}; each row its own test",
+                 reference_line(self.df, bounds_of(COSINE_BOUNDS, len(self)), self.scale),
+                 "Method: " + ", ".join(f"{name} for {count} of {len(self)} pairs" for name, count in counts.items())]
+        words = tuple(dict.fromkeys(word for pair in self.pairs for word in pair))
+        return render(self.summary_frame(confidence_level=confidence_level), "cosine similarities, tested one by one",
+                      notes([*first, *self.caveats], RECONSTRUCTION, words, self.dropped, dropped_noun="pair"))
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+
+@renamed_keywords(rng=RNG)
+def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, null_value: float = 0.0,
+                     alternative: str = "two-sided", method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING,
+                     n_draws: int = 2000, random_state=None, use_t: bool = True, scale: str = "bounded",
+                     progress: bool = False) -> SimilarityTests:
+    """Test many cosine similarities, each on its own, as :func:`similarity` would one at a time.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    pairs : sequence of (str, str)
+    null_value : float, default=0
+    alternative : {"two-sided", "larger", "smaller"}
+    method : {"auto", "delta", "monte carlo"}
+        ``"delta"`` is vectorised (thousands of pairs per second at D = 300); ``"auto"`` judges each
+        pair by its own Monte Carlo draws, as :func:`similarity` does, and costs as much.
+    missing : {"raise", "drop"}
+        A pair with a word out of the vocabulary or without a covariance raises, naming it, or is
+        left out and listed in ``dropped``.
+    n_draws : int
+    random_state : None, int or numpy Generator
+        One generator serves every pair's draws.
+    use_t, scale
+        As for :func:`similarity`.
+    progress : bool, default=False
+        A progress bar over the pairs for ``method="auto"`` and ``"monte carlo"``.
+
+    Returns
+    -------
+    SimilarityTests
+    """
+    check_alternative(alternative)
+    check_scale(scale)
+    method = check_method(method)
+    pairs = [tuple(pair) for pair in pairs]
+    for pair in pairs:
+        if len(pair) != 2:
+            raise ValueError(f"each pair must hold two words, got {pair!r}")
+        if pair[0] == pair[1]:
+            raise ValueError(f"cos({pair[0]}, {pair[1]}) is 1 with no uncertainty: a pair needs two different words")
+    kept, dropped = usable_groups(kv, pairs, missing)
+    if not kept:
+        raise ValueError(f"no pair is usable; dropped: {', '.join(dropped[:10])}")
+    names = tuple(f"cos({a}, {b})" for a, b in kept)
+    if method == "delta":
+        estimates, variances, contributions, df, caveats = _delta_rows(kv, kept, use_t)
+        return SimilarityTests(tuple(kept), names, estimates, np.sqrt(variances), df, (DELTA,) * len(kept),
+                               ("delta method, as asked (method='delta')",) * len(kept), contributions,
+                               float(null_value), alternative, scale, tuple(dropped), tuple(caveats))
+    generator = np.random.default_rng(random_state)
+    results: list[InferenceResult] = [
+        similarity(kv, a, b, null_value=null_value, alternative=alternative, method=method, n_draws=n_draws,
+                   random_state=generator, use_t=use_t, scale=scale)
+        for a, b in tqdm(kept, desc="similarity tests", unit="pair", disable=not progress)]
+    return SimilarityTests(tuple(kept), names, np.array([r.estimate for r in results]),
+                           np.array([r.std_error for r in results]), np.array([r.df for r in results]),
+                           tuple(r.method for r in results), tuple(r.method_reason for r in results),
+                           np.vstack([r.variance_contributions for r in results]), float(null_value), alternative,
+                           scale, tuple(dropped), tuple(dict.fromkeys(c for r in results for c in r.caveats
+                                                                      if c.startswith("Variance understated"))),
+                           {row: r for row, r in enumerate(results) if r.method != DELTA})
+
+
+def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Cosines, delta-method variances, each word's contribution ``(m, 2)``, degrees of freedom and caveats."""
+    words = list(dict.fromkeys(word for pair in pairs for word in pair))
+    position = {word: k for k, word in enumerate(words)}
+    left = np.array([position[a] for a, _ in pairs], dtype=np.int64)
+    right = np.array([position[b] for _, b in pairs], dtype=np.int64)
+    vectors = vectors_of(kv, words)
+    norms = np.linalg.norm(vectors, axis=1)
+    estimates = np.einsum("pd,pd->p", vectors[left], vectors[right]) / (norms[left] * norms[right])
+    gradients = np.concatenate(cosine_pair_gradients(vectors, left, right))  # (2m, D): all left rows, then right
+    owner = np.concatenate([left, right])
+    order = np.argsort(owner, kind="stable")
+    starts = np.flatnonzero(np.r_[True, owner[order][1:] != owner[order][:-1]])
+    stops = np.r_[starts[1:], order.size]
+    quadratic = np.empty(owner.size)
+    dofs = np.empty(len(words))
+    understated_by_word = {}
+    with threadpool_limits(limits=1, user_api="blas"):  # D x D triangles: one thread is fastest
+        for start, stop in zip(starts, stops):
+            rows = order[start:stop]
+            factor = kv.covariance_factor(words[owner[rows[0]]])
+            whitened = factor.whiten(gradients[rows].T)
+            quadratic[rows] = np.einsum("dr,dr->r", whitened, whitened)
+            dofs[owner[rows[0]]] = factor.dof
+            understated_by_word[owner[rows[0]]] = factor.understated
+    m = len(pairs)
+    contributions = np.column_stack([quadratic[:m], quadratic[m:]])
+    # Welch-Satterthwaite over the pair's two words (docs/method.md section 6), as welch_satterthwaite does
+    pair_dofs = np.column_stack([dofs[left], dofs[right]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = np.where(np.isfinite(pair_dofs), contributions**2 / pair_dofs, 0.0).sum(axis=1)
+        df = np.where(spread > 0, contributions.sum(axis=1) ** 2 / spread, np.inf)
+    if not use_t:
+        df = np.full(m, np.inf)
+    understated = np.array([understated_by_word.get(k, 0) for k in range(len(words))])
+    caveats = understated_caveat(words, understated, vectors.shape[1])
+    return estimates, contributions.sum(axis=1), contributions, df, caveats
