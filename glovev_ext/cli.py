@@ -11,19 +11,18 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from ._fit_report import PROBE_WORDS, report_parts
 from .counting import LineCorpus, default_corpus_path, load_default_corpus
 from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import fit_corpus, fit_metadata, outside_optimum_region
+from .pipeline import fit_corpus, fit_metadata
 from .saved_model import load_model, save_model
 from .stats import DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, SCALES
 
-_PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
@@ -333,12 +332,9 @@ def _run_fit(args: argparse.Namespace) -> int:
     directory = save_model(args.output, kv, metadata)
     size = sum(path.stat().st_size for path in directory.iterdir())
     print(f"saved: {directory} ({size / 1e6:,.0f} MB)")
-    for title, part in (("distance from the optimum", lambda: _print_premise(model)),
-                        ("uncertainty by frequency", lambda: _print_uncertainty_by_frequency(kv)),
-                        ("WordSim-353", lambda: _print_word_similarity(kv)),
-                        ("nearest neighbours", lambda: _print_neighbours(kv))):
+    for title, part in report_parts(kv, model):
         _report_part(title, part)
-    probe = next((w for w in _PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
+    probe = next((w for w in PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
     print(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  (or glovev neighbors {directory} {probe})")
     return EXIT_OK
 
@@ -346,7 +342,8 @@ def _run_fit(args: argparse.Namespace) -> int:
 def _report_part(title: str, part) -> None:
     """One part of the fit report; the model is saved already, so a part that cannot be computed is a note."""
     try:
-        part()
+        for line in part():
+            print(line)
     except (ValueError, KeyError, ZeroDivisionError, IndexError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"{title}: not evaluated ({message})")
@@ -354,52 +351,8 @@ def _report_part(title: str, part) -> None:
 
 def _partner(kv: KeyedVectorsWithVariance, word: str) -> str:
     """A second word for the suggested query: the next probe word in the vocabulary, else the most frequent other."""
-    others = [w for w in _PROBE_WORDS if w in kv.key_to_index and w != word]
+    others = [w for w in PROBE_WORDS if w in kv.key_to_index and w != word]
     return others[0] if others else next((w for w in kv.index_to_key if w != word), word)
-
-
-def _print_premise(model) -> None:
-    """How far the trained vectors lie from the weighted-least-squares optima the covariances are centred on."""
-    distance = getattr(model, "optimum_distance_", None)
-    if distance is None:
-        return
-    share = outside_optimum_region(model)
-    print(f"trained vectors outside the 95 % region of their weighted-least-squares optimum: {share:.0%} "
-          f"(median Mahalanobis distance {np.nanmedian(distance):.1f}; GloVe-V assumes they coincide, "
-          "docs/method.md section 6)")
-
-
-def _print_uncertainty_by_frequency(kv: KeyedVectorsWithVariance) -> None:
-    """Per word the root mean square of its D standard errors; their median in four frequency bands (rarest last)."""
-    keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
-    if not keys:
-        return
-    rows = np.array([kv.covariance_row(key) for key in keys])
-    standard_errors = np.sqrt(kv.covariance_store.diagonal(rows).mean(axis=1))
-    counts = np.array([kv.get_vecattr(key, "count") for key in keys])
-    order = np.argsort(-counts, kind="stable")
-    print("median standard error of a centre-vector component (root mean square over the D components), "
-          "by word frequency:")
-    for band in np.array_split(order, 4):
-        print(f"  words seen {counts[band].min():,}-{counts[band].max():,} times: "
-              f"{np.median(standard_errors[band]):.4f}")
-
-
-def _print_word_similarity(kv: KeyedVectorsWithVariance) -> None:
-    try:
-        _, (rho, p_value), oov_percent = kv.evaluate_word_pairs(datapath("wordsim353.tsv"))
-    except (ValueError, ZeroDivisionError):  # gensim's words for "no pair in the vocabulary"
-        raise ValueError("none of its word pairs is in the vocabulary") from None
-    print(f"WordSim-353 (centre vectors): Spearman rho = {rho:.3f} (p = {p_value:.2g}), "
-          f"{100 - oov_percent:.0f}% of pairs in vocabulary")
-
-
-def _print_neighbours(kv: KeyedVectorsWithVariance) -> None:
-    words = [w for w in _PROBE_WORDS if w in kv.key_to_index] or kv.index_to_key[:3]
-    print("nearest neighbours by cosine of centre vectors:")
-    for word in words:
-        neighbours = ", ".join(f"{other} {similarity:.2f}" for other, similarity in kv.most_similar(word, topn=5))
-        print(f"  {word}: {neighbours}")
 
 
 def _run_similarity(args: argparse.Namespace) -> int:

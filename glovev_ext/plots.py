@@ -1,4 +1,4 @@
-"""Figures of the GloVe-V paper, each on a matplotlib Axes (``pip install 'glovev-ext[plot]'``).
+"""Figures of the GloVe-V paper, each on a matplotlib Axes.
 
 The figures draw results and stored covariances; they compute no statistic (``glovev_ext.stats``
 does, e.g. :func:`~glovev_ext.stats.cosine_bias_by_frequency` for Fig. 7a).
@@ -18,10 +18,8 @@ _PSEUDO_INVERSE_COLOUR = "tab:orange"
 
 
 def _axes(ax, height: float = 4.8):
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("plots need matplotlib: pip install 'glovev-ext[plot]'") from None
+    import matplotlib.pyplot as plt  # here, not at import: pyplot picks a backend when first imported
+
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, height))
     return ax

@@ -3,8 +3,10 @@
 Environment variables:
 - ``GLOVEV_TUTORIAL_QUICK=1``: a tiny model on a slice of the embedded corpus, for a smoke run
   (the test suite runs every tutorial this way); figures then go to the output folder only.
-- ``GLOVEV_TUTORIAL_OUTPUT``: where the fitted model and quick-run figures go
+- ``GLOVEV_TUTORIAL_OUTPUT``: where the fitted model and the figures go
   (default ``tutorials/output``, ignored by git).
+- ``GLOVEV_TUTORIAL_UPDATE_FIGURES=1``: a full run writes its figures over the checked-in ones in
+  ``tutorials/figures`` (for maintainers; a user's run leaves the clone as it was).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ HERE = Path(__file__).resolve().parent
 SHARED_DATA = HERE.parents[1] / "shared" / "data"
 QUICK = os.environ.get("GLOVEV_TUTORIAL_QUICK") == "1"
 OUTPUT = Path(os.environ.get("GLOVEV_TUTORIAL_OUTPUT", HERE / "output"))
+UPDATE_FIGURES = os.environ.get("GLOVEV_TUTORIAL_UPDATE_FIGURES") == "1" and not QUICK
 
 # The full runs: gutenberg_us_10m (10M tokens) when ../shared/data has it, else the embedded corpus.
 # Keys are glovev_ext.fit_corpus's parameters.
@@ -61,13 +64,14 @@ def fitted_model() -> glovev_ext.KeyedVectorsWithVariance:
 
 
 def save_figure(ax, name: str) -> Path:
-    """Write a figure: tutorials/figures/NAME (checked in) for full runs, the output folder for quick ones."""
-    folder = OUTPUT / "figures" if QUICK else HERE / "figures"
+    """Write a figure to the output folder (over the checked-in tutorials/figures/NAME with UPDATE_FIGURES)."""
+    folder = HERE / "figures" if UPDATE_FIGURES else OUTPUT / "figures"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     ax.figure.tight_layout()
     ax.figure.savefig(path, dpi=110)
-    print(f"figure: {path}")
+    checked_in = HERE / "figures" / name
+    print(f"figure: {path}" + ("" if UPDATE_FIGURES or not checked_in.exists() else f" (compare: {checked_in})"))
     return path
 
 

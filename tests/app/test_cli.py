@@ -17,6 +17,7 @@ from gensim.test.utils import datapath
 from scipy.stats import spearmanr
 
 import glovev_ext
+from glovev_ext._fit_report import frequency_bands, interval_widths
 from glovev_ext.cli import main
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -67,23 +68,35 @@ def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir,
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
     np.testing.assert_array_equal(kv.covariance(word), model.covariance_[word])
     assert kv.get_vecattr(word, "count") == vectorizer.word_counts_[list(X.words).index(word)]
-    # the frequency bands, from the dense covariances
+    # interval widths by frequency band: the pairs' intervals one by one, the bands by brute force
     keys = [k for k in kv.index_to_key if kv.has_covariance(k)]
-    rms_errors = np.array([np.sqrt(np.diag(kv.covariance(k)).mean()) for k in keys])
-    counts = np.array([kv.get_vecattr(k, "count") for k in keys])
-    for band in np.array_split(np.argsort(-counts, kind="stable"), 4):
-        assert (f"  words seen {counts[band].min():,}-{counts[band].max():,} times: "
-                f"{np.median(rms_errors[band]):.4f}") in out
-    # WordSim-353 from the raw file and scipy
+    counts = {k: kv.get_vecattr(k, "count") for k in keys}
+    widths = interval_widths(kv)
+    assert widths and [(w.low, w.high) for w in widths] == [band for band in frequency_bands(np.array(
+        list(counts.values()))) if sum(band[0] <= c <= band[1] for c in counts.values()) >= 2]
+    for width in widths:
+        assert width.n_words == sum(width.low <= c <= width.high for c in counts.values())
+        assert len(set(width.pairs)) == len(width.pairs) and all(a != b for a, b in width.pairs)
+        assert all(width.low <= counts[w] <= width.high for pair in width.pairs for w in pair)
+        halves = [np.diff(kv.similarity_test(a, b, method="delta").conf_int())[0] / 2 for a, b in width.pairs]
+        assert width.half_width == pytest.approx(np.median(halves), rel=1e-12)
+        assert f"  words seen {width.low:,}-{width.high:,} times ({width.n_words:,} words): " \
+               f"+-{np.median(halves):.2f}" in out
+    # WordSim-353 from the raw file and scipy, over pairs whose words have covariances
     pairs = [line.split("\t") for line in Path(datapath("wordsim353.tsv")).read_text().splitlines()
              if line and not line.startswith("#")]
     usable = [(a.lower(), b.lower(), float(score)) for a, b, score in pairs
-              if a.lower() in kv.key_to_index and b.lower() in kv.key_to_index]
+              if kv.unusable_reason(a.lower()) is None and kv.unusable_reason(b.lower()) is None]
     unit = kv.vectors / np.linalg.norm(kv.vectors, axis=1, keepdims=True)
     cosines = [unit[kv.key_to_index[a]] @ unit[kv.key_to_index[b]] for a, b, _ in usable]
     rho = spearmanr(cosines, [score for *_, score in usable])[0]
-    assert (f"Spearman rho = {rho:.3f} (p = " in out
-            and f"{100 * len(usable) / len(pairs):.0f}% of pairs in vocabulary" in out)
+    assert f"WordSim-353: Spearman rho = {rho:.3f}, 95 % interval [" in out
+    assert f"{len(pairs) - len(usable)} of its {len(pairs)} pairs dropped" in out
+    # neighbours with intervals: the first neighbour of a probe word, tested alone with the same seed
+    first = next(w for w, _ in kv.most_similar("man", topn=20) if kv.has_covariance(w))
+    alone = kv.similarity_test("man", first, random_state=0)
+    low, high = alone.conf_int()
+    assert f"  man: {first} {alone.estimate:.2f} [{low:.2f}, {high:.2f}]" in out
     saved = glovev_ext.load_model(tmp_path / "again")[1]
     assert saved["source"] == str(corpus_file) and saved["glove"]["n_components"] == 8
     assert saved["glovev_ext_version"] == glovev_ext.__version__ and saved["counting"]["window"] == 8
@@ -391,3 +404,17 @@ def test_the_neighbour_table_explains_its_columns(model_dir, capsys):
     out = capsys.readouterr().out
     assert "P>z (vs next), the p-value of the test that the word is more similar than the next one" in " ".join(
         out.split())
+
+
+def test_frequency_bands_follow_a_1_3_10_scale_cut_to_the_counts():
+    counts = np.random.default_rng(2).integers(5, 200_000, size=300)
+    edges = sorted({m * 10**k for k in range(7) for m in (1, 3)})
+    expected = []
+    for c in sorted(counts):
+        start = max(e for e in edges if e <= c)
+        stop = min(e for e in edges if e > c) - 1
+        band = (max(start, int(counts.min())), min(stop, int(counts.max())))
+        if band not in expected:
+            expected.append(band)
+    assert frequency_bands(counts) == expected
+    assert frequency_bands(np.array([7])) == [(7, 7)] and frequency_bands(np.array([], dtype=int)) == []
