@@ -80,6 +80,8 @@ conditioning, point_estimate, n_sweeps
                                 random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
                                 covariance_dtype=covariance_dtype, conditioning=conditioning,
                                 point_estimate=point_estimate, n_sweeps=n_sweeps, progress=progress)
+    vectorizer._validate_params()  # every option checked before the corpus is read
+    estimator._check_params()
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
     seconds = {"count": time.perf_counter() - started}

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._checks import check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
-from ..glove import GloVeParameters, train_glove
+from ..glove import GloVeParameters, check_training_params, train_glove
 from .passes import covariance_pass, threaded_runner
 from .refit import alternating_sweeps, check_point_estimate
 from .store import CovarianceStore, CovarianceStoreWriter
@@ -198,29 +198,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         """
         started = time.perf_counter()
         words = getattr(X, "words", None)
+        dim, x_max, n_sweeps, storage, factor_dtype, n_jobs = self._check_params()
         matrix = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True, ensure_min_samples=2)
         matrix = check_cooccurrence(matrix)
         n_words = matrix.shape[0]
-        dim = check_int(self.n_components, "n_components", minimum=1)
         if dim >= n_words:
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
-        x_max = check_positive_float(self.x_max, "x_max")
-        check_conditioning(self.conditioning)
-        check_point_estimate(self.point_estimate)
-        n_sweeps = check_int(self.n_sweeps, "n_sweeps", minimum=1)
-        storage = self._check_storage()
-        if storage == "lazy" and self.point_estimate != "trained":
-            raise ValueError(f"point_estimate={self.point_estimate!r} replaces every vector by a fit of its row, which "
-                             "lazy storage does not compute: use covariance_storage='memory' or a path")
-        factor_dtype = np.dtype(self.covariance_dtype)
-        if factor_dtype not in (np.float32, np.float64):
-            raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
-        n_jobs = resolve_n_jobs(self.n_jobs)
-        if self.backend not in ("threads", "dask"):
-            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
-        if self.backend == "dask" and storage in _STORAGE_CHOICES:
-            raise ValueError("the dask backend writes the factors into a store file its workers share: "
-                             "give covariance_storage a file path")
 
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
@@ -334,6 +317,33 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "covariance_")
         return self._conditional_fit(self._validated_rows(X))
+
+    def _check_params(self) -> tuple:
+        """Every parameter that can be checked without data (``fit_corpus`` calls it before counting).
+
+        Returns ``(n_components, x_max, n_sweeps, storage, factor_dtype, n_jobs)``, validated.
+        """
+        dim = check_int(self.n_components, "n_components", minimum=1)
+        x_max = check_positive_float(self.x_max, "x_max")
+        if self.pretrained is None:
+            check_training_params(self.epochs, self.learning_rate, self.alpha)
+        check_conditioning(self.conditioning)
+        check_point_estimate(self.point_estimate)
+        n_sweeps = check_int(self.n_sweeps, "n_sweeps", minimum=1)
+        storage = self._check_storage()
+        if storage == "lazy" and self.point_estimate != "trained":
+            raise ValueError(f"point_estimate={self.point_estimate!r} replaces every vector by a fit of its row, which "
+                             "lazy storage does not compute: use covariance_storage='memory' or a path")
+        factor_dtype = np.dtype(self.covariance_dtype)
+        if factor_dtype not in (np.float32, np.float64):
+            raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        if self.backend not in ("threads", "dask"):
+            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
+        if self.backend == "dask" and storage in _STORAGE_CHOICES:
+            raise ValueError("the dask backend writes the factors into a store file its workers share: "
+                             "give covariance_storage a file path")
+        return dim, x_max, n_sweeps, storage, factor_dtype, n_jobs
 
     def _validated_rows(self, X) -> sp.csr_matrix:
         rows = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False))

@@ -49,6 +49,15 @@ SCHEDULES = ("blocks", "hogwild")  # the first is the default
 _N_WORD_GROUPS = 16  # the blocks schedule's word groups: 16 x 16 blocks, 16 strata of 16 independent blocks
 
 
+def check_training_params(epochs: int, learning_rate: float, alpha: float) -> tuple[int, float]:
+    """Validate the training parameters that need no data; returns ``(epochs, learning_rate)``."""
+    epochs = check_int(epochs, "epochs", minimum=1)
+    learning_rate = check_positive_float(learning_rate, "learning_rate")
+    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
+        raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
+    return epochs, learning_rate
+
+
 def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, *, epochs: int = 25,
                 learning_rate: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
                 grad_clip: float = 100.0, random_state: object = None, n_jobs: int | None = -1,
@@ -107,11 +116,8 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     """
     matrix = check_cooccurrence(cooccurrence, name="cooccurrence")
     n_components = check_int(n_components, "n_components", minimum=1)
-    epochs = check_int(epochs, "epochs", minimum=1)
-    learning_rate = check_positive_float(learning_rate, "learning_rate")
+    epochs, learning_rate = check_training_params(epochs, learning_rate, alpha)
     x_max = check_positive_float(x_max, "x_max")
-    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
     grad_clip = check_positive_float(grad_clip, "grad_clip")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")

@@ -6,6 +6,7 @@ import hashlib
 import json
 
 import numpy as np
+import pytest
 
 import glovev_ext
 
@@ -52,3 +53,28 @@ def test_pretrained_parameters_are_recorded_as_such(small_model, embedded_cooccu
     assert metadata["counting"] is None and metadata["glove"]["epochs"] is None
     assert metadata["glove"]["schedule"] is None and metadata["corpus_sha256"] is None
     assert metadata["counts"]["n_nonzeros"] == embedded_cooccurrence.nnz and metadata["counts"]["n_tokens"] is None
+
+
+class Unread:
+    """A corpus that fails the test if anyone reads it."""
+
+    def __iter__(self):
+        raise AssertionError("the corpus was read before the options were checked")
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("n_components", 0, "n_components must be >= 1"),
+    ("epochs", 0, "epochs must be >= 1"),
+    ("learning_rate", -1.0, "learning_rate must be"),
+    ("alpha", float("nan"), "alpha must be a finite number"),
+    ("x_max", 0.0, "x_max must be"),
+    ("window", 0, "window must be >= 1"),
+    ("min_count", 0, "min_count must be >= 1"),
+    ("conditioning", "pinv", "conditioning"),
+    ("point_estimate", "best", "point_estimate"),
+    ("covariance_dtype", "float16", "covariance_dtype must be"),
+    ("n_jobs", 0, "n_jobs"),
+])
+def test_fit_corpus_checks_every_option_before_reading_the_corpus(option, value, message):
+    with pytest.raises(ValueError, match=message):
+        glovev_ext.fit_corpus(Unread(), progress=False, **{option: value})
