@@ -11,8 +11,9 @@
 """
 
 from .estimator import ConditionalFit, GloVeVEstimator
-from .factor import (CHOLESKY, EIGENVALUE_CUTOFF, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor,
-                     numerical_rank, pack_lower, packed_size, unpack_lower)
+from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, EIGENVALUE_CUTOFF, EXACT, LOW_RANK, PENDING,
+                     PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, numerical_rank, pack_lower, packed_size,
+                     unpack_lower)
 from .layout import PER_WORD_DTYPES, PerWord
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
                      threaded_runner)
@@ -23,16 +24,20 @@ from .wls import (CONDITIONING_CHOICES, INVERSE_ERROR_LIMIT, MAX_CONDITION, Word
 
 __all__ = [
     "BlockSummary",
+    "APPROXIMATION_NAMES",
     "CHOLESKY",
+    "DIAGONAL",
     "CONDITIONING_CHOICES",
     "ConditionalFit",
     "CovarianceStore",
     "CovarianceStoreWriter",
     "EIGENVALUE_CUTOFF",
+    "EXACT",
     "Factor",
     "GloVeVEstimator",
     "INVERSE_ERROR_LIMIT",
     "MAX_CONDITION",
+    "LOW_RANK",
     "PENDING",
     "POINT_ESTIMATES",
     "PER_WORD_DTYPES",

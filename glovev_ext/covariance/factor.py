@@ -26,6 +26,9 @@ from scipy.linalg import blas, lapack, solve_triangular
 
 UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED = 0, 1, 2, 3
 PENDING = -1  # a lazy store's word whose factor is not computed yet
+# How a covariance read from elsewhere approximates the word's covariance (the GloVe-V authors' release):
+EXACT, DIAGONAL, LOW_RANK = 0, 1, 2
+APPROXIMATION_NAMES = {EXACT: "exact", DIAGONAL: "diagonal", LOW_RANK: "low rank"}
 KIND_NAMES = {UNDEFINED: "undefined", CHOLESKY: "inverse", PSEUDO_INVERSE: "pseudo-inverse",
               TRANSFORMED: "transformed", PENDING: "not computed yet"}
 EIGENVALUE_CUTOFF = 1e-3
@@ -101,6 +104,9 @@ class Factor:
     understated : int
         Directions the paper's pseudo-inverse set to zero variance (``D - rank`` for that kind, kept
         through maps; 0 otherwise): along them the variance is understated.
+    approximation : int
+        ``EXACT``, or how a covariance read from a release approximates the word's: ``DIAGONAL``
+        (its variances only) or ``LOW_RANK`` (its leading ``rank`` eigenpairs); kept through maps.
     """
 
     kind: int
@@ -110,6 +116,7 @@ class Factor:
     sigma2: float = 1.0
     dof: float = np.inf
     understated: int = 0
+    approximation: int = EXACT
 
     @classmethod
     def of_hessian(cls, hessian: np.ndarray, lower: np.ndarray | None, pseudo_inverse: bool) -> Factor:
@@ -142,6 +149,23 @@ class Factor:
             return cls._of_root(eigenvectors[:, kept] * np.sqrt(eigenvalues[kept]), TRANSFORMED, 1.0, int(kept.sum()))
 
     @classmethod
+    def of_diagonal(cls, variances: np.ndarray) -> Factor:
+        """The diagonal approximation ``diag(variances)`` (non-negative), kept as its diagonal root."""
+        variances = np.asarray(variances, dtype=np.float64)
+        return cls(TRANSFORMED, pack_lower(np.diag(np.sqrt(variances))), variances.size,
+                   int((variances > 0).sum()), approximation=DIAGONAL)
+
+    @classmethod
+    def of_low_rank(cls, vectors: np.ndarray, values: np.ndarray) -> Factor:
+        """The rank-k approximation ``U diag(s) U^T`` of ``(D, k)`` orthonormal ``vectors`` and ``values`` >= 0.
+
+        Kept through its root ``U diag(sqrt(s))``: the D x D covariance is never formed.
+        """
+        values = np.asarray(values, dtype=np.float64)
+        root = np.asarray(vectors, dtype=np.float64) * np.sqrt(values)
+        return replace(cls._of_root(root, TRANSFORMED, 1.0, int((values > 0).sum())), approximation=LOW_RANK)
+
+    @classmethod
     def _of_root(cls, root: np.ndarray, kind: int, sigma2: float, rank: int | None = None) -> Factor:
         """The factor ``F`` with ``F F^T = root root^T`` for a ``(D, r)`` root: ``F^T`` is the R of a QR of ``root^T``.
 
@@ -160,7 +184,7 @@ class Factor:
     def mapped(self, linear_map: np.ndarray) -> Factor:
         """The covariance of ``M w``: ``M Sigma M^T``, of kind ``TRANSFORMED`` (rank by :func:`numerical_rank`)."""
         image = self._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), TRANSFORMED, self.sigma2)
-        return replace(image, dof=self.dof, understated=self.understated)
+        return replace(image, dof=self.dof, understated=self.understated, approximation=self.approximation)
 
     def lower(self) -> np.ndarray:
         """``F`` as a D x D lower-triangular matrix."""

@@ -11,12 +11,15 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .factor import PENDING, PSEUDO_INVERSE, UNDEFINED, Factor
+from .factor import EXACT, PENDING, PSEUDO_INVERSE, UNDEFINED, Factor
 
 PER_WORD_DTYPES = {"kind": np.int8, "rank": np.int32, "n_contexts": np.int64, "sigma2": np.float64,
-                   "factor_row": np.int64, "dof": np.float64, "condition": np.float64, "understated": np.int32}
+                   "factor_row": np.int64, "dof": np.float64, "condition": np.float64, "understated": np.int32,
+                   "approximation": np.int8}
 # Arrays a store written by glovev-ext 0.2 or earlier lacks, and how :meth:`PerWord.of` fills them in.
 _ADDED_IN_0_3 = ("dof", "condition", "understated")
+# Arrays added later, and the value a store without them gets for every word.
+_ADDED_LATER = {"approximation": EXACT}
 
 
 @dataclass
@@ -42,6 +45,9 @@ class PerWord:
         Estimated condition number of ``H_i`` (NaN where not computed or not known).
     understated : ndarray of int32
         Directions the paper's pseudo-inverse set to zero variance (0 for the others).
+    approximation : ndarray of int8
+        ``EXACT``, or how a covariance read from a release approximates the word's (``DIAGONAL``,
+        ``LOW_RANK``; ``glovev_ext.covariance.factor``).
     """
 
     kind: np.ndarray
@@ -52,6 +58,7 @@ class PerWord:
     dof: np.ndarray
     condition: np.ndarray
     understated: np.ndarray
+    approximation: np.ndarray
 
     @classmethod
     def undefined(cls, n_words: int) -> PerWord:
@@ -59,7 +66,8 @@ class PerWord:
         return cls(kind=np.full(n_words, UNDEFINED, np.int8), rank=np.zeros(n_words, np.int32),
                    n_contexts=np.zeros(n_words, np.int64), sigma2=np.full(n_words, np.nan),
                    factor_row=np.full(n_words, -1, np.int64), dof=np.full(n_words, np.nan),
-                   condition=np.full(n_words, np.nan), understated=np.zeros(n_words, np.int32))
+                   condition=np.full(n_words, np.nan), understated=np.zeros(n_words, np.int32),
+                   approximation=np.full(n_words, EXACT, np.int8))
 
     @classmethod
     def pending(cls, n_contexts: np.ndarray, dim: int) -> PerWord:
@@ -80,6 +88,11 @@ class PerWord:
         words get ``|K_i| - D`` degrees of freedom (inf where it recorded no contexts), an unknown
         condition number, and ``D - rank`` understated directions on the pseudo-inverse branch.
         """
+        arrays = dict(arrays)
+        n_words = len(arrays["kind"])
+        for name, value in _ADDED_LATER.items():
+            if name not in arrays:
+                arrays[name] = np.full(n_words, value, PER_WORD_DTYPES[name])
         if all(name in arrays for name in PER_WORD_DTYPES):
             return cls(**{name: arrays[name] for name in PER_WORD_DTYPES})
         return cls(**{name: arrays[name] for name in PER_WORD_DTYPES if name not in _ADDED_IN_0_3},
@@ -98,6 +111,7 @@ class PerWord:
         self.kind[position], self.rank[position] = factor.kind, factor.rank
         self.sigma2[position], self.factor_row[position] = factor.sigma2, factor_row
         self.dof[position], self.understated[position] = factor.dof, factor.understated
+        self.approximation[position] = factor.approximation
 
     def copy_into(self, target: PerWord) -> None:
         """Write these arrays into ``target``'s (e.g. the memory maps of a new store file)."""

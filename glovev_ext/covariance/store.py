@@ -11,7 +11,7 @@ import numpy as np
 from gensim.utils import SaveLoad
 
 from .._deprecation import RNG, renamed_keywords
-from .factor import CHOLESKY, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
+from .factor import CHOLESKY, EXACT, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
 from .store_file import read_header, written_store_file
 from .wls import WordFitter, singular_reason
@@ -111,6 +111,8 @@ class CovarianceStore(SaveLoad):
         if not hasattr(self, "_dof"):  # saved by glovev-ext 0.2 or earlier
             for name, values in older_store_fields(self._kind, self._rank, self._n_contexts, self._dim).items():
                 setattr(self, "_" + name, values)
+        if not hasattr(self, "_approximation"):  # saved before release covariances could be approximate
+            self._approximation = np.full(len(self._kind), EXACT, PER_WORD_DTYPES["approximation"])
 
     @property
     def per_word(self) -> PerWord:
@@ -174,6 +176,11 @@ class CovarianceStore(SaveLoad):
     def condition(self) -> np.ndarray:
         """Estimated condition number of each word's ``H_i`` (NaN where not computed, or not known)."""
         return self._condition
+
+    @property
+    def approximation(self) -> np.ndarray:
+        """How each word's covariance approximates it: ``EXACT``, ``DIAGONAL`` or ``LOW_RANK`` (a release's)."""
+        return self._approximation
 
     def missing_reason(self, i: int) -> str | None:
         """Why word index ``i`` has no covariance (None if it has one); a lazy store computes the word first."""
@@ -404,7 +411,7 @@ class CovarianceStore(SaveLoad):
         if self._fitter is None:
             packed = np.asarray(self._factors[self._factor_row[i]], dtype=np.float64)
             return Factor(kind, packed, self._dim, int(self._rank[i]), float(self._sigma2[i]), float(self._dof[i]),
-                          int(self._understated[i]))
+                          int(self._understated[i]), int(self._approximation[i]))
         with self._lock:
             cached = self._cache.get(i)
             if cached is not None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._deprecation import RNG, renamed_keywords
+from ..covariance import DIAGONAL, EXACT, Factor
 from .delta import delta_covariance
 from .intervals import check_alternative, check_scale, welch_satterthwaite
 from .monte_carlo import draw_values
@@ -108,7 +109,8 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
             delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
             draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
     caveats = (*_dominance(statistic.names, words.keys, contributions),
-               *understated_caveat(words.keys, shares.understated, words.vectors.shape[1]))
+               *understated_caveat(words.keys, shares.understated, words.vectors.shape[1]),
+               *approximate_caveat(words.keys, words.factors))
     return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
                         null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
                         words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
@@ -221,3 +223,15 @@ def understated_caveat(keys: Sequence, understated: np.ndarray, dim: int) -> lis
     line = (f"Variance understated (the paper's pseudo-inverse sets it to zero; fit with conditioning='exact' "
             f"to avoid it): {listed}{more}")
     return [line]
+
+
+def approximate_caveat(keys: Sequence, factors: Sequence[Factor]) -> list[str]:
+    """A line naming the words whose covariance is a release's approximation (diagonal or low rank)."""
+    which = [(key, factor) for key, factor in zip(keys, factors) if factor.approximation != EXACT]
+    if not which:
+        return []
+    listed = ", ".join(f"{key!r} ({'diagonal' if factor.approximation == DIAGONAL else f'rank {factor.rank}'} "
+                       f"of {factor.dim})" for key, factor in which[:10])
+    more = f" and {len(which) - 10} more words" if len(which) > 10 else ""
+    return [f"Approximate covariance (the release keeps at least 90 % of each word's variance, so intervals may be "
+            f"slightly narrow): {listed}{more}"]

@@ -24,11 +24,14 @@ from tqdm.auto import tqdm
 from .._deprecation import RNG, renamed_keywords
 from ._summary import notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
-from .estimation import DEFAULT_METHOD, check_method, understated_caveat
+from .estimation import DEFAULT_METHOD, approximate_caveat, check_method, understated_caveat
 from .intervals import bounds_of, check_alternative, check_scale
 from .results import DELTA, RECONSTRUCTION, InferenceResult, InferenceRule
 from .similarity import similarity
 from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_groups, vectors_of
+
+
+_WORD_CAVEATS = ("Variance understated", "Approximate covariance")  # caveats about words, not about one pair
 
 
 @dataclass(frozen=True)
@@ -195,7 +198,7 @@ def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, nul
                            tuple(r.method for r in results), tuple(r.method_reason for r in results),
                            np.vstack([r.variance_contributions for r in results]), float(null_value), alternative,
                            scale, tuple(dropped), tuple(dict.fromkeys(c for r in results for c in r.caveats
-                                                                      if c.startswith("Variance understated"))),
+                                                                      if c.startswith(_WORD_CAVEATS))),
                            {row: r for row, r in enumerate(results) if r.method != DELTA})
 
 
@@ -216,7 +219,7 @@ def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
     stops = np.r_[starts[1:], order.size]
     quadratic = np.empty(owner.size)
     dofs = np.empty(len(words))
-    understated_by_word = {}
+    factors = {}
     with threadpool_limits(limits=1, user_api="blas"):  # D x D triangles: one thread is fastest
         for start, stop in zip(starts, stops):
             rows = order[start:stop]
@@ -224,7 +227,7 @@ def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
             whitened = factor.whiten(gradients[rows].T)
             quadratic[rows] = np.einsum("dr,dr->r", whitened, whitened)
             dofs[owner[rows[0]]] = factor.dof
-            understated_by_word[owner[rows[0]]] = factor.understated
+            factors[owner[rows[0]]] = factor
     m = len(pairs)
     contributions = np.column_stack([quadratic[:m], quadratic[m:]])
     # Welch-Satterthwaite over the pair's two words (docs/method.md section 6), as welch_satterthwaite does
@@ -234,6 +237,7 @@ def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
         df = np.where(spread > 0, contributions.sum(axis=1) ** 2 / spread, np.inf)
     if not use_t:
         df = np.full(m, np.inf)
-    understated = np.array([understated_by_word.get(k, 0) for k in range(len(words))])
-    caveats = understated_caveat(words, understated, vectors.shape[1])
+    ordered = [factors[k] for k in range(len(words))]
+    caveats = [*understated_caveat(words, np.array([f.understated for f in ordered]), vectors.shape[1]),
+               *approximate_caveat(words, ordered)]
     return estimates, contributions.sum(axis=1), contributions, df, caveats
