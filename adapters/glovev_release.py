@@ -26,13 +26,13 @@ from __future__ import annotations
 import csv
 import os
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from glovev_ext import CovarianceStoreWriter, KeyedVectorsWithVariance
-from glovev_ext.covariance import LOW_RANK, Factor
+from glovev_ext import CovarianceStore, CovarianceStoreWriter, KeyedVectorsWithVariance
+from glovev_ext.covariance import LOW_RANK, PENDING, Factor, PerWord
 
 from .stanford import GloVeFileError, read_vocab, write_vocab
 
@@ -86,7 +86,7 @@ def read_approx_info(path: str | os.PathLike) -> dict[str, tuple[str, int | None
     return info
 
 
-def load_glovev_release(folder: str | os.PathLike, *, variances: str | None = None,
+def load_glovev_release(folder: str | os.PathLike, *, variances: str | None = None, on_demand: bool = True,
                         covariance_path: str | os.PathLike | None = None,
                         factor_dtype=np.float64) -> KeyedVectorsWithVariance:
     """A release folder as a :class:`~glovev_ext.KeyedVectorsWithVariance`.
@@ -97,9 +97,12 @@ def load_glovev_release(folder: str | os.PathLike, *, variances: str | None = No
     variances : {"complete", "approximate"} or None
         Which covariances to read; by default the complete ones when the folder has them, else the
         approximate ones.
+    on_demand : bool, default=True
+        Read a word's covariance from its chunk file only when a statistic first asks for it (the
+        4,096 most recent are kept); False reads every word now.
     covariance_path : path, optional
-        Write the covariance factors to this store file (memory-mapped afterwards) instead of
-        holding them in memory.
+        Read every word now and write the factors to this store file (memory-mapped afterwards)
+        instead of holding them in memory.
     factor_dtype : numpy dtype
         dtype of the stored factors.
 
@@ -131,19 +134,72 @@ def load_glovev_release(folder: str | os.PathLike, *, variances: str | None = No
                                  f"vocab.txt puts it at {index.get(word)}")
         by_chunk[chunk].append((global_index, local))
     layout = _layout(folder, variances, by_chunk)
+    info = read_approx_info(folder / "approx_info.txt") if layout == "approximate" else None
 
-    n_defined = sum(len(entries) for entries in by_chunk.values())
-    with CovarianceStoreWriter(len(words), dim, n_defined, factor_dtype=factor_dtype, words=words,
-                               path=covariance_path) as writer:
-        if layout == "approximate":
-            _read_approximate(folder, by_chunk, words, dim, writer, safe_open)
-        else:
-            _read_factors(folder, by_chunk, dim, writer, safe_open, layout)
+    if on_demand and covariance_path is None:
+        location = {global_index: (chunk, local) for chunk, entries in by_chunk.items()
+                    for global_index, local in entries}
+        store = CovarianceStore.on_demand(_ReleaseReader(folder, layout, words, location, dim, info),
+                                          _pending(len(words), sorted(location)), dim, words=words)
+    else:
+        n_defined = sum(len(entries) for entries in by_chunk.values())
+        with CovarianceStoreWriter(len(words), dim, n_defined, factor_dtype=factor_dtype, words=words,
+                                   path=covariance_path) as writer:
+            if layout == "approximate":
+                _read_approximate(folder, by_chunk, words, dim, writer, safe_open, info)
+            else:
+                _read_factors(folder, by_chunk, dim, writer, safe_open, layout)
+        store = writer.store
     kv = KeyedVectorsWithVariance(dim, 0, dtype=center.dtype)
     KeyedVectorsWithVariance.add_vectors(kv, words, center)
     kv.expandos["count"] = counts
-    kv.attach_covariances(writer.store)
+    kv.attach_covariances(store)
     return kv
+
+
+def _pending(n_words: int, defined: list[int]) -> PerWord:
+    """Per-word arrays of a release read on demand: its words are ``PENDING``, whole covariances (sigma2 1)."""
+    per_word = PerWord.undefined(n_words)
+    per_word.kind[defined], per_word.rank[defined] = PENDING, -1
+    per_word.factor_row[defined] = np.arange(len(defined))
+    per_word.sigma2[defined], per_word.dof[defined] = 1.0, np.inf
+    return per_word
+
+
+@dataclass(frozen=True)
+class _WordRead:
+    """One word read from a release, as a lazy store expects its source's answer."""
+
+    factor: Factor
+    condition: float = float("nan")
+
+
+class _ReleaseReader:
+    """Reads one word's covariance from its chunk file when the store first asks for it."""
+
+    def __init__(self, folder: Path, layout: str, words: list, location: dict, dim: int, info: dict | None):
+        self.folder, self.layout, self.words, self.location, self.dim, self.info = (folder, layout, words, location,
+                                                                                     dim, info)
+
+    def fit_word(self, i: int) -> _WordRead:
+        _, safe_open = _safetensors()
+        chunk, local = self.location[i]
+        if self.layout == "approximate":
+            path = _approximate_file(self.folder, chunk, 1)
+            kind, rank = _listed(self.folder, self.info, self.words[i], i, chunk)
+            with safe_open(str(path), framework="np") as stream:
+                return _WordRead(_approximate_factor(path, stream, set(stream.keys()), self.words[i], i, kind, rank,
+                                                    self.dim))
+        path = self.folder / self.layout.format(chunk)
+        if not path.exists():
+            raise GloVeFileError(f"{path} is missing: chunk_map.txt places word {self.words[i]!r} in chunk {chunk}")
+        with safe_open(str(path), framework="np") as stream:
+            tensor = _variances(path, stream, self.dim)
+            if local >= tensor.get_shape()[0] or local < 0:
+                raise GloVeFileError(f"{path}: local index {local} of word {self.words[i]!r} is beyond its "
+                                     f"{tensor.get_shape()[0]} matrices")
+            covariance = np.asarray(tensor[local:local + 1], dtype=np.float64)[0]
+        return _WordRead(_complete_factor(path, covariance, local, i))
 
 
 def _layout(folder: Path, variances: str | None, by_chunk: dict) -> str:
@@ -171,46 +227,65 @@ def _read_factors(folder: Path, by_chunk: dict, dim: int, writer: CovarianceStor
         if not path.exists():
             raise GloVeFileError(f"{path} is missing: chunk_map.txt places {len(entries)} words in chunk {chunk}")
         with safe_open(str(path), framework="np") as stream:
-            if "variances" not in stream.keys():
-                raise GloVeFileError(f"{path} has no 'variances' tensor")
-            tensor = stream.get_slice("variances")
-            shape = tensor.get_shape()
-            if len(shape) != 3 or shape[1:] != [dim, dim]:
-                raise GloVeFileError(f"{path}: variances have shape {shape}, expected (n, {dim}, {dim})")
+            tensor = _variances(path, stream, dim)
+            n_matrices = tensor.get_shape()[0]
             entries.sort(key=lambda entry: entry[1])
             for part in _slices(entries):
                 low, high = part[0][1], part[-1][1] + 1
-                if high > shape[0] or low < 0:
-                    raise GloVeFileError(f"{path}: local index {part[-1][1]} is beyond its {shape[0]} matrices")
+                if high > n_matrices or low < 0:
+                    raise GloVeFileError(f"{path}: local index {part[-1][1]} is beyond its {n_matrices} matrices")
                 block = np.asarray(tensor[low:high], dtype=np.float64)
                 for global_index, local in part:
-                    covariance = block[local - low]
-                    if not np.isfinite(covariance).all():
-                        raise GloVeFileError(f"{path}: matrix {local} (word index {global_index}) holds NaN or "
-                                             "infinite values")
-                    writer.add(global_index, Factor.of_covariance(covariance))
+                    writer.add(global_index, _complete_factor(path, block[local - low], local, global_index))
+
+
+def _variances(path: Path, stream, dim: int):
+    """The ``variances`` tensor of a complete chunk file, its shape checked."""
+    if "variances" not in stream.keys():
+        raise GloVeFileError(f"{path} has no 'variances' tensor")
+    tensor = stream.get_slice("variances")
+    shape = tensor.get_shape()
+    if len(shape) != 3 or shape[1:] != [dim, dim]:
+        raise GloVeFileError(f"{path}: variances have shape {shape}, expected (n, {dim}, {dim})")
+    return tensor
+
+
+def _complete_factor(path: Path, covariance: np.ndarray, local: int, global_index: int) -> Factor:
+    if not np.isfinite(covariance).all():
+        raise GloVeFileError(f"{path}: matrix {local} (word index {global_index}) holds NaN or infinite values")
+    return Factor.of_covariance(covariance)
+
+
+def _approximate_file(folder: Path, chunk: int, n_words: int) -> Path:
+    """The file holding a chunk's approximate covariances: its ``approxchunk_{i}``, else the single file."""
+    path = folder / APPROXIMATE_CHUNK_NAME.format(chunk)
+    if path.exists():
+        return path
+    single = folder / APPROXIMATE_SINGLE_FILE
+    if not single.exists():
+        raise GloVeFileError(f"{path} is missing (and there is no {single.name}): chunk_map.txt places "
+                             f"{n_words} words in chunk {chunk}")
+    return single
+
+
+def _listed(folder: Path, info: dict, word: str, global_index: int, chunk: int) -> tuple[str, int | None]:
+    """A word's ``(type, rank)`` line of ``approx_info.txt``."""
+    if word not in info:
+        raise GloVeFileError(f"{folder / 'approx_info.txt'} does not list word {word!r} (index {global_index}), "
+                             f"which chunk_map.txt places in chunk {chunk}")
+    return info[word]
 
 
 def _read_approximate(folder: Path, by_chunk: dict, words: list, dim: int, writer: CovarianceStoreWriter,
-                      safe_open) -> None:
+                      safe_open, info: dict) -> None:
     """Each word's approximate covariance (``approx_info.txt`` says which form) into the writer."""
-    info = read_approx_info(folder / "approx_info.txt")
-    single = folder / APPROXIMATE_SINGLE_FILE
     for chunk, entries in sorted(by_chunk.items()):
-        path = folder / APPROXIMATE_CHUNK_NAME.format(chunk)
-        if not path.exists():
-            if not single.exists():
-                raise GloVeFileError(f"{path} is missing (and there is no {single.name}): chunk_map.txt places "
-                                     f"{len(entries)} words in chunk {chunk}")
-            path = single
+        path = _approximate_file(folder, chunk, len(entries))
         with safe_open(str(path), framework="np") as stream:
             keys = set(stream.keys())
             for global_index, _ in entries:
                 word = words[global_index]
-                if word not in info:
-                    raise GloVeFileError(f"{folder / 'approx_info.txt'} does not list word {word!r} (index "
-                                         f"{global_index}), which chunk_map.txt places in chunk {chunk}")
-                kind, rank = info[word]
+                kind, rank = _listed(folder, info, word, global_index, chunk)
                 writer.add(global_index, _approximate_factor(path, stream, keys, word, global_index, kind, rank, dim))
 
 

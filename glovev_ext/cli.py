@@ -158,7 +158,8 @@ def _subcommand(subcommands, name: str, run, summary: str, description: str | No
 
 def _query(subcommands, name: str, run, summary: str, description: str | None = None):
     parser = _subcommand(subcommands, name, run, summary, description and f"{summary}. {description}")
-    parser.add_argument("model", help="model directory written by 'glovev fit'")
+    parser.add_argument("model", help="model directory written by 'glovev fit', or a GloVe-V release folder (the "
+                                      "authors' layout: complete or approximate variances)")
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
                         help="output format: table (with the notes: method and why, reference distribution, "
                              "words dropped), csv (the rows, with a method column) or json ({\"method\", "
@@ -254,7 +255,7 @@ _WORD_LIST_OPTIONS = ("candidates", "x", "y", "a", "b", "group_a", "group_b", "a
 
 def _load(args) -> KeyedVectorsWithVariance:
     """The model, with the query's words (and word lists, read into lists) normalised as the model's words were."""
-    kv, metadata = load_model(args.model)
+    kv, metadata = _open_model(args.model)
     lowercase = (metadata.get("counting") or {}).get("lowercase", False)
 
     def normalise(word: str) -> str:
@@ -269,6 +270,21 @@ def _load(args) -> KeyedVectorsWithVariance:
         if value is not None:
             setattr(args, name, [normalise(w) for w in _words(value)])
     return kv
+
+
+def _open_model(path: str) -> tuple[KeyedVectorsWithVariance, dict]:
+    """A model folder written by ``glovev fit``, or a GloVe-V release folder (its covariances read on demand)."""
+    folder = Path(path)
+    if (folder / "chunk_map.txt").exists() and (folder / "vectors.safetensors").exists():
+        from .adapters import load_glovev_release
+
+        variances = "complete" if any(folder.glob("complete*chunk_*.safetensors")) else "approximate"
+        kv = load_glovev_release(folder, variances=variances)
+        # queries are lowercased when the release's own words all are (COHA's are)
+        lowercase = all(word == word.lower() for word in kv.index_to_key)
+        return kv, {"source": f"the GloVe-V authors' release in {folder}", "release": {"variances": variances},
+                    "counting": {"lowercase": lowercase}}
+    return load_model(folder)
 
 
 def _check_fit_options(args: argparse.Namespace) -> None:
@@ -419,7 +435,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    kv, metadata = load_model(args.model)
+    kv, metadata = _open_model(args.model)
     if args.format == "json":
         print(json.dumps(metadata, indent=1))
         return EXIT_OK

@@ -90,6 +90,17 @@ class CovarianceStore(SaveLoad):
         return cls(per_word, np.empty((0, packed_size(fitter.dim))), fitter.dim, words=words, fitter=fitter,
                    center_vectors=center_vectors, center_biases=center_biases, cache_size=cache_size)
 
+    @classmethod
+    def on_demand(cls, source, per_word: PerWord, dim: int, words: Sequence[str] | None = None,
+                  cache_size: int = 4096) -> CovarianceStore:
+        """A store whose ``PENDING`` words get their factor from ``source.fit_word(i)`` when first asked.
+
+        ``source.fit_word(i)`` returns an object with ``factor`` (a :class:`Factor`, or None for no
+        covariance) and ``condition``; e.g. a release folder read one word at a time
+        (``glovev_ext.adapters.load_glovev_release``). The ``cache_size`` most recent factors are kept.
+        """
+        return cls(per_word, np.empty((0, packed_size(dim))), dim, words=words, fitter=source, cache_size=cache_size)
+
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         del state["_lock"]
@@ -417,7 +428,7 @@ class CovarianceStore(SaveLoad):
             if cached is not None:
                 self._cache.move_to_end(i)
                 return cached
-        fit = self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i])
+        fit = self._compute_word(i)
         with self._lock:
             self._condition[i] = fit.condition
             if fit.factor is None:
@@ -428,10 +439,17 @@ class CovarianceStore(SaveLoad):
         factor = fit.factor.with_sigma2(self._sigma2[i])
         with self._lock:
             self._kind[i], self._rank[i], self._understated[i] = factor.kind, factor.rank, factor.understated
+            self._approximation[i] = factor.approximation
             self._cache[i] = factor
             while len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
         return factor
+
+    def _compute_word(self, i: int):
+        """A lazy store's word ``i`` from its source: a refit of its row, or a read (a release's, on demand)."""
+        if self._center_vectors is None:
+            return self._fitter.fit_word(i)
+        return self._fitter.fit_word(i, float(self._center_biases[i]), self._center_vectors[i])
 
     def _compute_all(self) -> None:
         """Turn a lazy store into an in-memory one by computing every defined word."""

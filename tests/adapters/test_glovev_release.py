@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -154,4 +156,37 @@ def test_malformed_approximate_releases_name_the_file_and_the_word(tmp_path, kv,
         word = lines[0].split()[0]
         info.write_text("\n".join([f"{word} sparse"] + lines[1:]) + "\n")
     with pytest.raises(GloVeFileError, match=message.format(word=word, idx=idx)):
-        load_glovev_release(folder)
+        load_glovev_release(folder, on_demand=False)
+    with pytest.raises(GloVeFileError, match=message.format(word=word, idx=idx)):  # read when first asked
+        load_glovev_release(folder).covariance(word)
+
+
+@pytest.mark.parametrize("variances", ["complete", "approximate"])
+def test_a_query_reads_only_the_chunk_of_its_word(tmp_path, kv, monkeypatch, variances):
+    from glovev_ext.adapters import glovev_release
+
+    usable = [w for w in kv.index_to_key if kv.has_covariance(w)]
+    forms = {word: ("svd", 2) for word in usable}
+    write_glovev_release(tmp_path / "release", kv, chunk_size=300, variances=variances, approximations=forms)
+    real, opened = glovev_release._safetensors, []
+
+    def recording():
+        numpy_io, safe_open = real()
+
+        def spy(path, *args, **kwargs):
+            opened.append(Path(path).name)
+            return safe_open(path, *args, **kwargs)
+
+        return numpy_io, spy
+
+    monkeypatch.setattr(glovev_release, "_safetensors", recording)
+    loaded = load_glovev_release(tmp_path / "release")
+    assert opened == [] and loaded.has_covariance(usable[650])
+    eager = load_glovev_release(tmp_path / "release", on_demand=False)
+    opened.clear()
+    np.testing.assert_allclose(loaded.covariance(usable[650]), eager.covariance(usable[650]), rtol=1e-12, atol=0)
+    chunk = "completechunk_2.safetensors" if variances == "complete" else "approxchunk_2.safetensors"
+    assert opened == [chunk]
+    loaded.covariance(usable[650])
+    assert opened == [chunk], "a word read once is kept"
+    assert loaded.covariance_factor(usable[650]).approximation == (EXACT if variances == "complete" else LOW_RANK)

@@ -418,3 +418,22 @@ def test_frequency_bands_follow_a_1_3_10_scale_cut_to_the_counts():
             expected.append(band)
     assert frequency_bands(counts) == expected
     assert frequency_bands(np.array([7])) == [(7, 7)] and frequency_bands(np.array([], dtype=int)) == []
+
+
+@pytest.mark.parametrize("variances", ["complete", "approximate"])
+def test_a_release_folder_works_wherever_a_model_does(kv, capsys, tmp_path, variances):
+    from glovev_ext.adapters import load_glovev_release, write_glovev_release
+
+    forms = {word: ("svd", 3) for word in ("man", "woman")}
+    folder = tmp_path / "release"
+    write_glovev_release(folder, kv, chunk_size=500, variances=variances, naming="readme", approximations=forms)
+    status, out, err = run(capsys, "similarity", folder, "Man", "woman", "--format", "json")
+    assert status == 0, err
+    expected = load_glovev_release(folder).similarity_test("man", "woman", random_state=0)
+    printed = json.loads(out)
+    assert status == 0 and printed["rows"]["cos(man, woman)"]["std err"] == pytest.approx(expected.std_error)
+    assert any("Approximate covariance" in note for note in printed["notes"]) == (variances == "approximate")
+    status, out, _ = run(capsys, "info", folder)
+    assert status == 0 and f"variances: {variances}" in out
+    status, out, _ = run(capsys, "neighbors", folder, "man", "--topn", "3", "--draws", "100")
+    assert status == 0 and "nearest neighbours of 'man'" in out
