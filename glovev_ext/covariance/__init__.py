@@ -11,9 +11,9 @@
 """
 
 from .estimator import ConditionalFit, GloVeVEstimator
-from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, EIGENVALUE_CUTOFF, EXACT, LOW_RANK, PENDING,
-                     PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, numerical_rank, pack_lower, packed_size,
-                     unpack_lower)
+from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, EXACT, LOW_RANK,
+                     PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED, Factor, numerical_rank, pack_lower,
+                     packed_size, stored_size, unpack_lower)
 from .layout import PER_WORD_DTYPES, PerWord
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
                      threaded_runner)
@@ -27,6 +27,7 @@ __all__ = [
     "APPROXIMATION_NAMES",
     "CHOLESKY",
     "DIAGONAL",
+    "DIAGONAL_ROOT",
     "CONDITIONING_CHOICES",
     "ConditionalFit",
     "CovarianceStore",
@@ -42,6 +43,7 @@ __all__ = [
     "POINT_ESTIMATES",
     "PER_WORD_DTYPES",
     "PSEUDO_INVERSE",
+    "THIN_ROOT",
     "PassResult",
     "PerWord",
     "TRANSFORMED",
@@ -60,6 +62,7 @@ __all__ = [
     "optimum_vectors",
     "pack_lower",
     "packed_size",
+    "stored_size",
     "residual_variance",
     "residual_variances",
     "threaded_runner",

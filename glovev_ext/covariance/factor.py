@@ -10,6 +10,10 @@ BLAS column-major), in one of three kinds:
 - ``TRANSFORMED``: ``Sigma = sigma2 F F^T`` for any other square root, e.g. the image of a
   covariance under a linear map (the unit-normalisation Jacobian) or a covariance read from a file.
 
+Two compact kinds keep a release's approximate covariances (``glovev_ext.adapters``) as they come,
+without a D x D triangle: ``DIAGONAL_ROOT`` (``F`` is the diagonal, D numbers) and ``THIN_ROOT``
+(``F`` is a ``(D, rank)`` root, ``Sigma = sigma2 F F^T``, stored row by row).
+
 :class:`Factor` is the only place that branches on the kind: quadratic forms, whitening, draws,
 square roots, dense matrices and solves all go through it, and it owns the rank rules: an eigen
 square root has the rank of the eigenvalues it keeps; the image of a map has the rank
@@ -24,13 +28,15 @@ from functools import lru_cache
 import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
 
-UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED = 0, 1, 2, 3
+UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, DIAGONAL_ROOT, THIN_ROOT = 0, 1, 2, 3, 4, 5
 PENDING = -1  # a lazy store's word whose factor is not computed yet
 # How a covariance read from elsewhere approximates the word's covariance (the GloVe-V authors' release):
 EXACT, DIAGONAL, LOW_RANK = 0, 1, 2
 APPROXIMATION_NAMES = {EXACT: "exact", DIAGONAL: "diagonal", LOW_RANK: "low rank"}
 KIND_NAMES = {UNDEFINED: "undefined", CHOLESKY: "inverse", PSEUDO_INVERSE: "pseudo-inverse",
-              TRANSFORMED: "transformed", PENDING: "not computed yet"}
+              TRANSFORMED: "transformed", DIAGONAL_ROOT: "diagonal", THIN_ROOT: "low rank",
+              PENDING: "not computed yet"}
+_COMPACT = (DIAGONAL_ROOT, THIN_ROOT)
 EIGENVALUE_CUTOFF = 1e-3
 RANK_TOLERANCE = 1e-8
 _FEW_COLUMNS = 8  # up to this many gradients, BLAS works on the packed factor without unpacking it
@@ -42,6 +48,15 @@ def packed_size(dim: int) -> int:
 
 
 @lru_cache(maxsize=8)
+def stored_size(kind: int, dim: int, rank: int) -> int:
+    """Entries of a factor of ``kind`` (a store row holds ``packed_size(dim)``; compact kinds use its start)."""
+    if kind == DIAGONAL_ROOT:
+        return dim
+    if kind == THIN_ROOT:
+        return dim * rank
+    return packed_size(dim)
+
+
 def _packed_positions(dim: int) -> np.ndarray:
     """Flat positions in a C-ordered D x D array of the packed lower triangle's entries."""
     rows, cols = np.triu_indices(dim)
@@ -89,9 +104,10 @@ class Factor:
     Attributes
     ----------
     kind : int
-        ``CHOLESKY``, ``PSEUDO_INVERSE`` or ``TRANSFORMED``.
+        ``CHOLESKY``, ``PSEUDO_INVERSE``, ``TRANSFORMED``, or a compact ``DIAGONAL_ROOT`` / ``THIN_ROOT``.
     packed : ndarray of float64
-        ``F`` packed (column-major lower triangle).
+        ``F`` packed (column-major lower triangle); the diagonal, or the ``(D, rank)`` root row by
+        row, for the compact kinds (:func:`stored_size` entries).
     dim : int
         D.
     rank : int
@@ -152,17 +168,21 @@ class Factor:
     def of_diagonal(cls, variances: np.ndarray) -> Factor:
         """The diagonal approximation ``diag(variances)`` (non-negative), kept as its diagonal root."""
         variances = np.asarray(variances, dtype=np.float64)
-        return cls(TRANSFORMED, pack_lower(np.diag(np.sqrt(variances))), variances.size,
-                   int((variances > 0).sum()), approximation=DIAGONAL)
+        return cls(DIAGONAL_ROOT, np.sqrt(variances), variances.size, int((variances > 0).sum()),
+                   approximation=DIAGONAL)
 
     @classmethod
     def of_low_rank(cls, vectors: np.ndarray, values: np.ndarray) -> Factor:
         """The rank-k approximation ``U diag(s) U^T`` of ``(D, k)`` orthonormal ``vectors`` and ``values`` >= 0.
 
-        Kept through its root ``U diag(sqrt(s))``: the D x D covariance is never formed.
+        Kept as its root ``U diag(sqrt(s))`` (kind ``THIN_ROOT``; ``rank`` is its k columns) when that
+        is smaller than a triangle, else as the triangle of that root: the D x D covariance is never formed.
         """
         values = np.asarray(values, dtype=np.float64)
         root = np.asarray(vectors, dtype=np.float64) * np.sqrt(values)
+        dim, k = root.shape
+        if dim * k <= packed_size(dim):
+            return cls(THIN_ROOT, np.ascontiguousarray(root).ravel(), dim, k, approximation=LOW_RANK)
         return replace(cls._of_root(root, TRANSFORMED, 1.0, int((values > 0).sum())), approximation=LOW_RANK)
 
     @classmethod
@@ -187,8 +207,16 @@ class Factor:
         return replace(image, dof=self.dof, understated=self.understated, approximation=self.approximation)
 
     def lower(self) -> np.ndarray:
-        """``F`` as a D x D lower-triangular matrix."""
+        """``F`` as a D x D lower-triangular matrix (for a compact kind: a triangle with the same ``F F^T``)."""
+        if self.kind in _COMPACT:
+            return self._of_root(self._compact_root(), TRANSFORMED, 1.0, self.rank).lower()
         return unpack_lower(self.packed, self.dim)
+
+    def _compact_root(self) -> np.ndarray:
+        """The ``(D, c)`` root of a compact kind (the diagonal as a D x D matrix)."""
+        if self.kind == DIAGONAL_ROOT:
+            return np.diag(self.packed)
+        return self.packed.reshape(self.dim, self.rank)
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         """``(Sigma / sigma2) rhs``: ``H^{-1} rhs`` (or the pseudo-inverse's) for a Hessian's factor.
@@ -196,6 +224,10 @@ class Factor:
         Two triangular products on the packed factor: ``F^{-T} F^{-1} rhs`` or ``F F^T rhs``.
         """
         y = self._packed_whiten(np.ascontiguousarray(rhs, dtype=np.float64))
+        if self.kind == DIAGONAL_ROOT:
+            return self.packed * y
+        if self.kind == THIN_ROOT:
+            return self.packed.reshape(self.dim, self.rank) @ y
         if self.kind == CHOLESKY:
             return blas.dtpsv(self.dim, self.packed, y, lower=1, trans=1)
         return blas.dtpmv(self.dim, self.packed, y, lower=1)
@@ -206,7 +238,14 @@ class Factor:
         return float(self.sigma2 * (y @ y))
 
     def whiten(self, gradients: np.ndarray) -> np.ndarray:
-        """``S^T G`` for a ``(D, m)`` ``G`` and a square root ``S`` of ``Sigma``, so ``G^T Sigma G = Y^T Y``."""
+        """``S^T G`` for a ``(D, m)`` ``G`` and a square root ``S`` of ``Sigma``, so ``G^T Sigma G = Y^T Y``.
+
+        ``Y`` has D rows, or ``rank`` for a ``THIN_ROOT``.
+        """
+        if self.kind == DIAGONAL_ROOT:
+            return np.sqrt(self.sigma2) * self.packed[:, None] * gradients
+        if self.kind == THIN_ROOT:
+            return np.sqrt(self.sigma2) * (self.packed.reshape(self.dim, self.rank).T @ gradients)
         if gradients.shape[1] <= _FEW_COLUMNS:
             columns = [self._packed_whiten(np.ascontiguousarray(g, dtype=np.float64)) for g in gradients.T]
             return np.sqrt(self.sigma2) * np.column_stack(columns)
@@ -216,12 +255,21 @@ class Factor:
 
     def _packed_whiten(self, g: np.ndarray) -> np.ndarray:
         """``F^{-1} g`` (CHOLESKY) or ``F^T g`` (the others) by BLAS on the packed triangle."""
+        if self.kind == DIAGONAL_ROOT:
+            return self.packed * g
+        if self.kind == THIN_ROOT:
+            return self.packed.reshape(self.dim, self.rank).T @ g
         if self.kind == CHOLESKY:
             return blas.dtpsv(self.dim, self.packed, g, lower=1)
         return blas.dtpmv(self.dim, self.packed, g, lower=1, trans=1)
 
     def transform_normal(self, z: np.ndarray) -> np.ndarray:
-        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)``."""
+        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)`` (a ``THIN_ROOT`` uses the first
+        ``rank`` columns)."""
+        if self.kind == DIAGONAL_ROOT:
+            return np.sqrt(self.sigma2) * np.asarray(z) * self.packed
+        if self.kind == THIN_ROOT:
+            return np.sqrt(self.sigma2) * (np.asarray(z)[:, :self.rank] @ self.packed.reshape(self.dim, self.rank).T)
         if self.kind == CHOLESKY:
             draws = solve_triangular(self.lower(), np.asarray(z).T, lower=True, trans="T", check_finite=False)
         else:
@@ -230,6 +278,11 @@ class Factor:
 
     def square_root(self) -> np.ndarray:
         """A D x D matrix ``S`` with ``Sigma = S S^T``."""
+        if self.kind in _COMPACT:
+            root = np.zeros((self.dim, self.dim))
+            compact = self._compact_root()
+            root[:, :compact.shape[1]] = compact
+            return np.sqrt(self.sigma2) * root
         lower = self.lower()
         if self.kind == CHOLESKY:
             lower = solve_triangular(lower, np.eye(self.dim), lower=True, trans="T", check_finite=False)
@@ -237,6 +290,9 @@ class Factor:
 
     def dense(self) -> np.ndarray:
         """``Sigma`` as a D x D matrix."""
+        if self.kind in _COMPACT:
+            root = self._compact_root()
+            return self.sigma2 * (root @ root.T)
         lower = self.lower()
         if self.kind == CHOLESKY:
             inverse = lapack.dpotri(lower, lower=1)[0]

@@ -11,7 +11,8 @@ import numpy as np
 from gensim.utils import SaveLoad
 
 from .._deprecation import RNG, renamed_keywords
-from .factor import CHOLESKY, EXACT, PENDING, PSEUDO_INVERSE, TRANSFORMED, UNDEFINED, Factor, packed_size
+from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
+                     Factor, packed_size, stored_size)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
 from .store_file import read_header, written_store_file
 from .wls import WordFitter, singular_reason
@@ -396,7 +397,7 @@ class CovarianceStore(SaveLoad):
     def _check_consistency(self, path) -> None:
         kind, row = self._kind, self._factor_row
         defined = kind != UNDEFINED
-        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED)).all():
+        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, DIAGONAL_ROOT, THIN_ROOT)).all():
             raise ValueError(f"{path}: unknown covariance kinds in the store")
         if (row[defined] < 0).any() or (row[defined] >= self._factors.shape[0]).any():
             raise ValueError(f"{path}: factor rows out of range for {self._factors.shape[0]} factors")
@@ -420,7 +421,8 @@ class CovarianceStore(SaveLoad):
         if kind == UNDEFINED:
             raise UndefinedCovarianceError(f"{self._describe(i)} has no covariance: it has {self.missing_reason(i)}")
         if self._fitter is None:
-            packed = np.asarray(self._factors[self._factor_row[i]], dtype=np.float64)
+            size = stored_size(kind, self._dim, int(self._rank[i]))
+            packed = np.asarray(self._factors[self._factor_row[i]][:size], dtype=np.float64)
             return Factor(kind, packed, self._dim, int(self._rank[i]), float(self._sigma2[i]), float(self._dof[i]),
                           int(self._understated[i]), int(self._approximation[i]))
         with self._lock:
@@ -456,7 +458,7 @@ class CovarianceStore(SaveLoad):
         factors = np.empty((int((self._factor_row >= 0).sum()), packed_size(self._dim)))
         for i in np.flatnonzero(self.defined):
             try:
-                factors[self._factor_row[i]] = self._factor(int(i)).packed
+                _put(factors[self._factor_row[i]], self._factor(int(i)).packed)
             except UndefinedCovarianceError:  # numerically singular: its row stays unused
                 factors[self._factor_row[i]] = 0.0
         self._factors = factors
@@ -517,7 +519,7 @@ class CovarianceStoreWriter:
             raise ValueError(f"the store was laid out for {self.factors.shape[0]} factors")
         if factor.dim != self._layout[1]:
             raise ValueError(f"a {factor.dim}-dimensional factor for a store of D = {self._layout[1]}")
-        self.factors[self._next_row] = factor.packed
+        _put(self.factors[self._next_row], factor.packed)
         self.per_word.record(position, factor, self._next_row)
         self._next_row += 1
 
@@ -529,3 +531,9 @@ class CovarianceStoreWriter:
             self.store = (CovarianceStore(self.per_word, self.factors, dim, words=words) if self._path is None
                           else CovarianceStore.load(self._path))
         return False
+
+
+def _put(row: np.ndarray, packed: np.ndarray) -> None:
+    """A factor into a store row: a triangle fills it, a compact factor its start (the rest zero)."""
+    row[:packed.size] = packed
+    row[packed.size:] = 0.0

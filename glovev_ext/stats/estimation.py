@@ -108,9 +108,7 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
         if label == MONTE_CARLO:
             delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
             draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
-    caveats = (*_dominance(statistic.names, words.keys, contributions),
-               *understated_caveat(words.keys, shares.understated, words.vectors.shape[1]),
-               *approximate_caveat(words.keys, words.factors))
+    caveats = (*_dominance(statistic.names, words.keys, contributions), *word_caveats(words))
     return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
                         null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
                         words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
@@ -223,6 +221,13 @@ def understated_caveat(keys: Sequence, understated: np.ndarray, dim: int) -> lis
     line = (f"Variance understated (the paper's pseudo-inverse sets it to zero; fit with conditioning='exact' "
             f"to avoid it): {listed}{more}")
     return [line]
+
+
+def word_caveats(words: ResolvedWords) -> list[str]:
+    """What a result must say about its words' covariances: understated (the paper's pseudo-inverse) or approximate."""
+    understated = np.array([factor.understated for factor in words.factors], dtype=np.int64)
+    return [*understated_caveat(words.keys, understated, words.vectors.shape[1]),
+            *approximate_caveat(words.keys, words.factors)]
 
 
 def approximate_caveat(keys: Sequence, factors: Sequence[Factor]) -> list[str]:

@@ -14,6 +14,7 @@ from scipy.stats import rankdata, spearmanr
 
 from .._deprecation import RNG, renamed_keywords
 from .cosine import cosines
+from .estimation import word_caveats
 from .monte_carlo import draw_values
 from .results import MONTE_CARLO, InferenceResult
 from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usable, usable_groups,
@@ -88,7 +89,8 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     draws = draw_values(words, spearman, n_draws, random_state)
     return InferenceResult.wald("Spearman correlation with human ratings", estimate, float(draws.std(ddof=1)),
                                 method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws, bounds=(-1.0, 1.0),
-                                scale="bounded", method_reason=_NOT_SMOOTH, dropped_noun="pair")
+                                scale="bounded", method_reason=_NOT_SMOOTH, dropped_noun="pair",
+                                caveats=word_caveats(words))
 
 
 def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tuple]:
@@ -157,4 +159,4 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
                                 float(draws.std(ddof=1)), null_value=baseline, alternative="larger",
                                 method=MONTE_CARLO, words=tuple(candidates), dropped=dropped, draws=draws,
                                 bounds=(0.0, 1.0), scale="bounded", method_reason=_NOT_SMOOTH,
-                                dropped_noun="question")
+                                dropped_noun="question", caveats=word_caveats(words))

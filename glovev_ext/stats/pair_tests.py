@@ -24,11 +24,11 @@ from tqdm.auto import tqdm
 from .._deprecation import RNG, renamed_keywords
 from ._summary import notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
-from .estimation import DEFAULT_METHOD, approximate_caveat, check_method, understated_caveat
+from .estimation import DEFAULT_METHOD, check_method, word_caveats
 from .intervals import bounds_of, check_alternative, check_scale
 from .results import DELTA, RECONSTRUCTION, InferenceResult, InferenceRule
 from .similarity import similarity
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_groups, vectors_of
+from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, usable_groups, vectors_of
 
 
 _WORD_CAVEATS = ("Variance understated", "Approximate covariance")  # caveats about words, not about one pair
@@ -237,7 +237,5 @@ def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
         df = np.where(spread > 0, contributions.sum(axis=1) ** 2 / spread, np.inf)
     if not use_t:
         df = np.full(m, np.inf)
-    ordered = [factors[k] for k in range(len(words))]
-    caveats = [*understated_caveat(words, np.array([f.understated for f in ordered]), vectors.shape[1]),
-               *approximate_caveat(words, ordered)]
+    caveats = word_caveats(ResolvedWords(tuple(words), vectors, tuple(factors[k] for k in range(len(words)))))
     return estimates, contributions.sum(axis=1), contributions, df, caveats

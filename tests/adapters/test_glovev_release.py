@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from glovev_ext import KeyedVectorsWithVariance
-from glovev_ext.covariance import DIAGONAL, EXACT, LOW_RANK
+from glovev_ext.covariance import DIAGONAL, DIAGONAL_ROOT, EXACT, LOW_RANK, THIN_ROOT
 from glovev_ext.adapters import GloVeFileError, load_glovev_release, write_glovev_release
 
 
@@ -66,8 +66,9 @@ def approximate_release(tmp_path, kv, naming):
     return folder, forms
 
 
-@pytest.mark.parametrize("naming", ["code", "readme"])
-def test_approximate_layout_round_trip_gives_back_each_form_exactly(tmp_path, kv, naming):
+@pytest.mark.parametrize("naming, reading", [("code", "on demand"), ("readme", "on demand"), ("code", "now"),
+                                             ("readme", "to a store file")])
+def test_approximate_layout_round_trip_gives_back_each_form_exactly(tmp_path, kv, naming, reading):
     from safetensors.numpy import load_file
 
     folder, forms = approximate_release(tmp_path, kv, naming)
@@ -77,14 +78,15 @@ def test_approximate_layout_round_trip_gives_back_each_form_exactly(tmp_path, kv
     tensors = {}
     for name in files:
         tensors.update(load_file(str(folder / name)))
-    loaded = load_glovev_release(folder)
+    options = {"on demand": {}, "now": {"on_demand": False}, "to a store file": {"covariance_path": tmp_path / "a.cov"}}
+    loaded = load_glovev_release(folder, **options[reading])
     store = loaded.covariance_store
     for word, form in list(forms.items())[:60]:
         idx = kv.get_index(word)
         row = loaded.covariance_row(word)
         if form == "diagonal":
             expected = np.diag(tensors[f"diag_{idx}"].astype(np.float64))
-            assert store.approximation[row] == DIAGONAL
+            assert store.approximation[row] == DIAGONAL and loaded.covariance_factor(word).kind == DIAGONAL_ROOT
             np.testing.assert_allclose(loaded.covariance(word), expected, rtol=4e-16, atol=0)  # sqrt, then squared
         elif form == "complete":
             expected = tensors[f"complete_{idx}"].astype(np.float64)
@@ -94,6 +96,7 @@ def test_approximate_layout_round_trip_gives_back_each_form_exactly(tmp_path, kv
         else:
             u, s, vt = (tensors[f"{k}_{idx}"].astype(np.float64) for k in ("U", "s", "Vt"))
             assert store.approximation[row] == LOW_RANK and loaded.covariance_factor(word).rank == 3
+            assert loaded.covariance_factor(word).kind == THIN_ROOT and loaded.covariance_factor(word).packed.size == 24
             expected = (u * s) @ vt
             np.testing.assert_allclose(loaded.covariance(word), expected, rtol=1e-12,
                                        atol=1e-12 * np.abs(expected).max())
@@ -119,13 +122,20 @@ def test_a_statistic_on_a_low_rank_word_equals_the_expanded_covariance_and_says_
     result = loaded.similarity_test(low_rank, exact, method="delta")
     assert result.std_error == pytest.approx(np.sqrt(variance), rel=1e-12)
     assert f"Approximate covariance" in str(result.summary()) and f"{low_rank!r} (rank 3 of 8)" in result.caveats[-1]
+    rows = [(low_rank, exact, 3.0), (exact, low_rank, 1.0), (low_rank, kv.index_to_key[5], 2.0)]
+    evaluation = loaded.evaluate_word_pairs_with_uncertainty(rows, n_draws=50, random_state=0, missing="raise")
+    assert any(f"{low_rank!r} (rank 3 of 8)" in c for c in evaluation.caveats)
     table = loaded.similarity_tests([(low_rank, exact)], method="delta")
     assert table.std_errors[0] == pytest.approx(result.std_error, rel=1e-12)
     assert any(f"{low_rank!r} (rank 3 of 8)" in c for c in table.caveats)
     saved = tmp_path / "saved.cov"
     loaded.covariance_store.save(saved)
     from glovev_ext import CovarianceStore
-    np.testing.assert_array_equal(CovarianceStore.load(saved).approximation, loaded.covariance_store.approximation)
+    reloaded = CovarianceStore.load(saved)
+    np.testing.assert_array_equal(reloaded.approximation, loaded.covariance_store.approximation)
+    row = loaded.covariance_row(low_rank)
+    assert reloaded.factor(row).kind == THIN_ROOT
+    np.testing.assert_allclose(reloaded[row], (u * s) @ vt, rtol=1e-12, atol=1e-12 * np.abs(u).max() ** 2 * s.max())
 
 
 @pytest.mark.parametrize("damage, message", [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glovev_ext.covariance import (CHOLESKY, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, TRANSFORMED, Factor, numerical_rank,
-                                   pack_lower, unpack_lower)
+from glovev_ext.covariance import (CHOLESKY, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED,
+                                   Factor, numerical_rank, pack_lower, unpack_lower)
 
 DIM = 6
 
@@ -94,3 +94,39 @@ def test_packing_reads_either_memory_order_column_by_column(rng, order):
     expected = np.concatenate([matrix[j:, j] for j in range(7)])
     np.testing.assert_array_equal(pack_lower(matrix), expected)
     np.testing.assert_array_equal(unpack_lower(pack_lower(matrix), 7), np.tril(matrix))
+
+
+@pytest.mark.parametrize("form", ["diagonal", "thin"])
+def test_compact_factors_agree_with_the_dense_covariance_they_hold(form):
+    rng = np.random.default_rng(11)
+    dim, k = 7, 3
+    if form == "diagonal":
+        variances = rng.uniform(0.1, 2.0, dim)
+        factor = Factor.of_diagonal(variances).with_sigma2(1.7)
+        covariance = 1.7 * np.diag(variances)
+        assert factor.kind == DIAGONAL_ROOT and factor.packed.size == dim
+    else:
+        vectors = np.linalg.qr(rng.standard_normal((dim, k)))[0]
+        values = rng.uniform(0.2, 3.0, k)
+        factor = Factor.of_low_rank(vectors, values).with_sigma2(1.7)
+        covariance = 1.7 * (vectors * values) @ vectors.T
+        assert factor.kind == THIN_ROOT and factor.packed.size == dim * k and factor.rank == k
+    gradients = rng.standard_normal((dim, 12))
+    np.testing.assert_allclose(factor.dense(), covariance, rtol=1e-12, atol=1e-14)
+    whitened = factor.whiten(gradients)
+    np.testing.assert_allclose(whitened.T @ whitened, gradients.T @ covariance @ gradients, rtol=1e-12, atol=1e-13)
+    assert factor.quad_form(gradients[:, 0]) == pytest.approx(gradients[:, 0] @ covariance @ gradients[:, 0],
+                                                              rel=1e-12)
+    np.testing.assert_allclose(factor.solve(gradients[:, 0]), covariance @ gradients[:, 0] / 1.7, rtol=1e-12)
+    root = factor.square_root()
+    np.testing.assert_allclose(root @ root.T, covariance, rtol=1e-12, atol=1e-14)
+    lower = factor.lower()
+    np.testing.assert_allclose(1.7 * lower @ lower.T, covariance, rtol=1e-10, atol=1e-13)
+    assert np.allclose(lower, np.tril(lower))
+    z = rng.standard_normal((20000, dim))
+    draws = factor.transform_normal(z)
+    np.testing.assert_allclose(draws, z @ root.T, rtol=1e-12, atol=1e-13)  # the root S with S S^T = Sigma
+    linear_map = rng.standard_normal((dim, dim))
+    mapped = factor.mapped(linear_map)
+    np.testing.assert_allclose(mapped.dense(), linear_map @ covariance @ linear_map.T, rtol=1e-10, atol=1e-12)
+    assert mapped.approximation == factor.approximation
