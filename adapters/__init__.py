@@ -6,7 +6,7 @@
 - :mod:`.word2vec`: word2vec / GloVe vectors through gensim, covariances saved beside them.
 """
 
-from .glovev_release import load_glovev_release, read_approx_info, write_glovev_release
+from .glovev_release import load_glovev_release, read_approx_info, release_variances, write_glovev_release
 from .stanford import (GloVeFileError, load_glove_folder, read_cooccurrence, read_vectors_bin, read_vectors_text,
                        read_vocab, write_cooccurrence, write_vectors_bin, write_vectors_text, write_vocab)
 from .word2vec import load_word2vec_with_covariances, save_word2vec_with_covariances
@@ -16,6 +16,7 @@ __all__ = [
     "load_glove_folder",
     "load_glovev_release",
     "read_approx_info",
+    "release_variances",
     "load_word2vec_with_covariances",
     "read_cooccurrence",
     "read_vectors_bin",

@@ -133,7 +133,7 @@ def load_glovev_release(folder: str | os.PathLike, *, variances: str | None = No
             raise GloVeFileError(f"{folder / 'chunk_map.txt'}: word {word!r} has global index {global_index}, but "
                                  f"vocab.txt puts it at {index.get(word)}")
         by_chunk[chunk].append((global_index, local))
-    layout = _layout(folder, variances, by_chunk)
+    layout = _layout(folder, variances)
     info = read_approx_info(folder / "approx_info.txt") if layout == "approximate" else None
 
     if on_demand and covariance_path is None:
@@ -202,21 +202,33 @@ class _ReleaseReader:
         return _WordRead(_complete_factor(path, covariance, local, i))
 
 
-def _layout(folder: Path, variances: str | None, by_chunk: dict) -> str:
-    """The complete chunk naming the folder uses, or "approximate"."""
+def release_variances(folder: str | os.PathLike) -> str:
+    """Which variances :func:`load_glovev_release` reads from ``folder`` by default: "complete" when it
+    has complete chunk files (either naming), else "approximate"."""
+    return "complete" if _complete_naming(Path(folder)) else "approximate"
+
+
+def _complete_naming(folder: Path) -> str | None:
+    """The file naming of the folder's complete chunks (the code's or the README's), or None."""
+    return next((name for name in COMPLETE_CHUNK_NAMES if any(folder.glob(name.format("*")))), None)
+
+
+def _layout(folder: Path, variances: str | None) -> str:
+    """The complete chunk naming to read, or "approximate"."""
     if variances not in (None, "complete", "approximate"):
         raise ValueError(f"variances must be 'complete', 'approximate' or None, got {variances!r}")
-    first = min(by_chunk, default=0)
-    complete = next((name for name in COMPLETE_CHUNK_NAMES if (folder / name.format(first)).exists()), None)
-    approximate = (folder / "approx_info.txt").exists()
-    if variances == "approximate" or (variances is None and complete is None and approximate):
-        if not approximate:
-            raise GloVeFileError(f"{folder} has no approx_info.txt: it holds no approximate variances")
+    variances = variances or release_variances(folder)
+    if variances == "approximate":
+        if not (folder / "approx_info.txt").exists():
+            raise GloVeFileError(f"{folder} has no approx_info.txt: it holds no approximate variances"
+                                 + ("" if _complete_naming(folder) else ", and no complete ones "
+                                    f"({' or '.join(name.format('*') for name in COMPLETE_CHUNK_NAMES)})"))
         return "approximate"
-    if complete is None:
-        raise GloVeFileError(f"{folder} has neither complete variances ({' or '.join(n.format(first) for n in COMPLETE_CHUNK_NAMES)}) "
-                             "nor approximate ones (approx_info.txt)")
-    return complete
+    naming = _complete_naming(folder)
+    if naming is None:
+        raise GloVeFileError(f"{folder} has no complete variances "
+                             f"({' or '.join(name.format('*') for name in COMPLETE_CHUNK_NAMES)})")
+    return naming
 
 
 def _read_factors(folder: Path, by_chunk: dict, dim: int, writer: CovarianceStoreWriter, safe_open,

@@ -48,9 +48,7 @@ def frequency_bands(counts: np.ndarray) -> list[tuple[int, int]]:
     if counts.size == 0:
         return []
     low, high = int(counts.min()), int(counts.max())
-    edges = [1]
-    while edges[-1] <= high:
-        edges.append(edges[-1] * 3 if str(edges[-1]).startswith("1") else edges[-1] * 10 // 3)
+    edges = [step * 10**power for power in range(len(str(high)) + 1) for step in (1, 3)]
     bands = []
     for start, stop in zip(edges[:-1], edges[1:]):
         band = (max(start, low), min(stop - 1, high))

@@ -276,9 +276,9 @@ def _open_model(path: str) -> tuple[KeyedVectorsWithVariance, dict]:
     """A model folder written by ``glovev fit``, or a GloVe-V release folder (its covariances read on demand)."""
     folder = Path(path)
     if (folder / "chunk_map.txt").exists() and (folder / "vectors.safetensors").exists():
-        from .adapters import load_glovev_release
+        from .adapters import load_glovev_release, release_variances
 
-        variances = "complete" if any(folder.glob("complete*chunk_*.safetensors")) else "approximate"
+        variances = release_variances(folder)
         kv = load_glovev_release(folder, variances=variances)
         # queries are lowercased when the release's own words all are (COHA's are)
         lowercase = all(word == word.lower() for word in kv.index_to_key)

@@ -14,6 +14,7 @@ from . import stats
 from ._deprecation import RNG, renamed_keywords
 from .covariance import CovarianceStore, Factor, UndefinedCovarianceError
 from .stats.cosine import unit_vector_jacobian
+from .stats.words import NO_COVARIANCE, NOT_IN_VOCABULARY
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
     def unusable_reason(self, key) -> str | None:
         """Why ``key`` cannot enter a statistic with uncertainty, or None if it can."""
         if key not in self.key_to_index:
-            return "not in the vocabulary"
+            return NOT_IN_VOCABULARY
         return self._missing_covariance(self._store_row(self.get_index(key)))
 
     def covariance_row(self, key) -> int:
@@ -380,9 +381,9 @@ class KeyedVectorsWithVariance(KeyedVectors):
     def _missing_covariance(self, row: int) -> str | None:
         """Why store row ``row`` (-1: none) gives no covariance, or None if it does."""
         if row < 0:
-            return "no covariance: its vector was added or replaced after the covariances were computed"
+            return f"{NO_COVARIANCE}: its vector was added or replaced after the covariances were computed"
         reason = self.covariance_store.missing_reason(row)
-        return None if reason is None else f"no covariance: {reason}"
+        return None if reason is None else f"{NO_COVARIANCE}: {reason}"
 
     def _store_row(self, index: int) -> int:
         """Store row of vectors row ``index`` (-1 for none, or for rows gensim added behind our back)."""

@@ -9,11 +9,11 @@ import pandas as pd
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
+from .words import NO_COVARIANCE, NOT_IN_VOCABULARY
+
 COLUMNS = ("coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp.")
 T_COLUMNS = ("coef", "std err", "t", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.", "df")
 _SHOWN_DROPPED = 20
-_OUT_OF_VOCABULARY = "not in the vocabulary"  # the reasons KeyedVectorsWithVariance.unusable_reason gives
-_NO_COVARIANCE = "no covariance"
 
 
 def parameter_frame(names: Sequence, estimates, std_errors, statistics, pvalues, intervals,
@@ -61,11 +61,11 @@ def notes(first: Sequence[str], uncertainty: str, words: Sequence, dropped: Sequ
     """
     line = f"Words used: {len(words)}; {_plural(len(dropped), dropped_noun)} dropped"
     if dropped:
-        outside = sum(_OUT_OF_VOCABULARY in str(item) for item in dropped)
-        without = sum(_NO_COVARIANCE in str(item) and _OUT_OF_VOCABULARY not in str(item) for item in dropped)
+        outside = sum(NOT_IN_VOCABULARY in str(item) for item in dropped)
+        without = sum(NO_COVARIANCE in str(item) and NOT_IN_VOCABULARY not in str(item) for item in dropped)
         other = len(dropped) - outside - without
         whose = "" if dropped_noun == "word" else "with a word "
-        parts = [f"{outside} {whose}not in the vocabulary" if outside else "",
+        parts = [f"{outside} {whose}{NOT_IN_VOCABULARY}" if outside else "",
                  f"{without} {whose}without a covariance" if without else "",
                  f"{other} for other reasons" if other else ""]
         line += " (" + ", ".join(part for part in parts if part) + ")"

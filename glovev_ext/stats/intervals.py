@@ -60,8 +60,9 @@ def welch_satterthwaite(contributions: np.ndarray, dofs: np.ndarray) -> np.ndarr
     ----------
     contributions : ndarray, shape (k, ...)
         Each word's contribution to each variance.
-    dofs : ndarray, shape (k,)
-        Each word's degrees of freedom (inf for a contribution taken as known).
+    dofs : ndarray, shape (k,) or the shape of ``contributions``
+        Each word's degrees of freedom (inf for a contribution taken as known), or each
+        contribution's own (e.g. the two words of each of many pairs).
 
     Returns
     -------
@@ -69,7 +70,9 @@ def welch_satterthwaite(contributions: np.ndarray, dofs: np.ndarray) -> np.ndarr
         Infinite where every contribution is known (or all are zero).
     """
     contributions = np.asarray(contributions, dtype=np.float64)
-    dofs = np.asarray(dofs, dtype=np.float64).reshape((-1,) + (1,) * (contributions.ndim - 1))
+    dofs = np.asarray(dofs, dtype=np.float64)
+    if dofs.shape != contributions.shape:
+        dofs = dofs.reshape((-1,) + (1,) * (contributions.ndim - 1))
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = np.where(np.isfinite(dofs), contributions**2 / dofs, 0.0).sum(axis=0)
         return np.where(spread > 0, contributions.sum(axis=0) ** 2 / spread, np.inf)

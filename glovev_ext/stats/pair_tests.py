@@ -25,13 +25,10 @@ from .._deprecation import RNG, renamed_keywords
 from ._summary import notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
 from .estimation import DEFAULT_METHOD, check_method, word_caveats
-from .intervals import bounds_of, check_alternative, check_scale
+from .intervals import bounds_of, check_alternative, check_scale, welch_satterthwaite
 from .results import DELTA, RECONSTRUCTION, InferenceResult, InferenceRule
 from .similarity import similarity
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, usable_groups, vectors_of
-
-
-_WORD_CAVEATS = ("Variance understated", "Approximate covariance")  # caveats about words, not about one pair
+from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, resolve, usable_groups, vectors_of
 
 
 @dataclass(frozen=True)
@@ -131,9 +128,9 @@ class SimilarityTests:
         first = [f"alternative: {self.alternative}; null value {self.null_value:g}; each row its own test",
                  reference_line(self.df, bounds_of(COSINE_BOUNDS, len(self)), self.scale),
                  "Method: " + ", ".join(f"{name} for {count} of {len(self)} pairs" for name, count in counts.items())]
-        words = tuple(dict.fromkeys(word for pair in self.pairs for word in pair))
         return render(self.summary_frame(confidence_level=confidence_level), "cosine similarities, tested one by one",
-                      notes([*first, *self.caveats], RECONSTRUCTION, words, self.dropped, dropped_noun="pair"))
+                      notes([*first, *self.caveats], RECONSTRUCTION, _words_of(self.pairs), self.dropped,
+                            dropped_noun="pair"))
 
     def __str__(self) -> str:
         return str(self.summary())
@@ -197,15 +194,14 @@ def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, nul
                            np.array([r.std_error for r in results]), np.array([r.df for r in results]),
                            tuple(r.method for r in results), tuple(r.method_reason for r in results),
                            np.vstack([r.variance_contributions for r in results]), float(null_value), alternative,
-                           scale, tuple(dropped), tuple(dict.fromkeys(c for r in results for c in r.caveats
-                                                                      if c.startswith(_WORD_CAVEATS))),
+                           scale, tuple(dropped), tuple(word_caveats(resolve(kv, _words_of(kept)))),
                            {row: r for row, r in enumerate(results) if r.method != DELTA})
 
 
 def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Cosines, delta-method variances, each word's contribution ``(m, 2)``, degrees of freedom and caveats."""
-    words = list(dict.fromkeys(word for pair in pairs for word in pair))
+    words = _words_of(pairs)
     position = {word: k for k, word in enumerate(words)}
     left = np.array([position[a] for a, _ in pairs], dtype=np.int64)
     right = np.array([position[b] for _, b in pairs], dtype=np.int64)
@@ -230,12 +226,11 @@ def _delta_rows(kv: EmbeddingWithCovariance, pairs: list[tuple], use_t: bool
             factors[owner[rows[0]]] = factor
     m = len(pairs)
     contributions = np.column_stack([quadratic[:m], quadratic[m:]])
-    # Welch-Satterthwaite over the pair's two words (docs/method.md section 6), as welch_satterthwaite does
-    pair_dofs = np.column_stack([dofs[left], dofs[right]])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread = np.where(np.isfinite(pair_dofs), contributions**2 / pair_dofs, 0.0).sum(axis=1)
-        df = np.where(spread > 0, contributions.sum(axis=1) ** 2 / spread, np.inf)
-    if not use_t:
-        df = np.full(m, np.inf)
+    df = welch_satterthwaite(contributions.T, np.vstack([dofs[left], dofs[right]])) if use_t else np.full(m, np.inf)
     caveats = word_caveats(ResolvedWords(tuple(words), vectors, tuple(factors[k] for k in range(len(words)))))
     return estimates, contributions.sum(axis=1), contributions, df, caveats
+
+
+def _words_of(pairs) -> list:
+    """The distinct words of pairs, in order of first appearance."""
+    return list(dict.fromkeys(word for pair in pairs for word in pair))

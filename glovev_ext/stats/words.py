@@ -20,6 +20,11 @@ import numpy as np
 from .._deprecation import stacklevel_outside_package
 from ..covariance import Factor, UndefinedCovarianceError
 
+# The reasons a word is unusable (EmbeddingWithCovariance.unusable_reason) begin with one of these;
+# summaries count dropped words by them.
+NOT_IN_VOCABULARY = "not in the vocabulary"
+NO_COVARIANCE = "no covariance"
+
 MISSING_CHOICES = ("raise", "drop")
 DEFAULT_MISSING = "raise"
 

@@ -121,7 +121,7 @@ def test_a_statistic_on_a_low_rank_word_equals_the_expanded_covariance_and_says_
     variance = grad_a @ ((u * s) @ vt) @ grad_a + grad_b @ loaded.covariance(exact) @ grad_b
     result = loaded.similarity_test(low_rank, exact, method="delta")
     assert result.std_error == pytest.approx(np.sqrt(variance), rel=1e-12)
-    assert f"Approximate covariance" in str(result.summary()) and f"{low_rank!r} (rank 3 of 8)" in result.caveats[-1]
+    assert "Approximate covariance" in str(result.summary()) and f"{low_rank!r} (rank 3 of 8)" in result.caveats[-1]
     rows = [(low_rank, exact, 3.0), (exact, low_rank, 1.0), (low_rank, kv.index_to_key[5], 2.0)]
     evaluation = loaded.evaluate_word_pairs_with_uncertainty(rows, n_draws=50, random_state=0, missing="raise")
     assert any(f"{low_rank!r} (rank 3 of 8)" in c for c in evaluation.caveats)

@@ -90,7 +90,13 @@ def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir,
     unit = kv.vectors / np.linalg.norm(kv.vectors, axis=1, keepdims=True)
     cosines = [unit[kv.key_to_index[a]] @ unit[kv.key_to_index[b]] for a, b, _ in usable]
     rho = spearmanr(cosines, [score for *_, score in usable])[0]
-    assert f"WordSim-353: Spearman rho = {rho:.3f}, 95 % interval [" in out
+    evaluation = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=500, random_state=0,
+                                                         missing="drop")
+    low, high = evaluation.conf_int()
+    assert f"WordSim-353: Spearman rho = {rho:.3f}, 95 % interval [{low:.3f}, {high:.3f}] over 500" in out
+    # the printed interval holds the draws' own 2.5-97.5 % range and stays inside [-1, 1]
+    percentile = np.quantile(evaluation.draws, [0.025, 0.975])
+    assert -1 <= low <= percentile[0] and percentile[1] <= high <= 1
     assert f"{len(pairs) - len(usable)} of its {len(pairs)} pairs dropped" in out
     # neighbours with intervals: the first neighbour of a probe word, tested alone with the same seed
     first = next(w for w, _ in kv.most_similar("man", topn=20) if kv.has_covariance(w))
@@ -362,7 +368,7 @@ def test_fit_options_are_checked_before_any_work(capsys, tmp_path, flag, value, 
 def test_queries_are_normalised_as_the_model_was_built(model_dir, kv, capsys):
     status, out, _ = run(capsys, "similarity", model_dir, "MAN", "Woman", "--format", "json")
     assert status == 0
-    assert f"cos(man, woman)" in out
+    assert "cos(man, woman)" in out
 
 
 def test_the_same_fit_twice_gives_byte_identical_vectors_with_several_threads(corpus_file, capsys, tmp_path):
