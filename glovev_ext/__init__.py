@@ -8,8 +8,9 @@ before it:
 - :mod:`glovev_ext.covariance`: GloVe -> each word's GloVe-V covariance;
 - :mod:`glovev_ext.stats`: covariances -> statistics -> statsmodels-style results;
 - :class:`KeyedVectorsWithVariance` (gensim's container, with the statistics as methods), and
-  the application: :func:`fit_corpus`, saved models, :mod:`glovev_ext.plots`, the ``glovev``
-  command line. Other tools' file formats are in :mod:`glovev_ext.adapters`.
+  the application: :func:`fit_corpus`, :func:`fit_subcorpora` (sub-corpora in one basis), saved
+  models, :mod:`glovev_ext.plots`, the ``glovev`` command line. Other tools' file formats are in
+  :mod:`glovev_ext.adapters`.
 
 Every public name is importable from here.
 """
@@ -25,11 +26,13 @@ from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus, fit_metadata
 from .saved_model import load_model, save_model
-from .stats import (InferenceResult, NeighborsResult, ResultFamily, SimilarityTests, Statistic, compare_biases,
-                    coordinate_statistic, cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic,
-                    cosine_statistic, estimate, evaluate_analogies, evaluate_word_pairs, nearest_neighbors,
-                    similarities, similarity, similarity_difference, similarity_tests, stack, wald_test, weat,
-                    weat_permutation_test, weat_statistic)
+from .subcorpora import fit_subcorpora
+from .stats import (InferenceResult, ModelComparison, NeighborsResult, RelationalSimilarity, ResultFamily, SemEvalRelation,
+                    SimilarityTests, Statistic, StudyPlan, compare_biases, coordinate_statistic, cosine_bias,
+                    cosine_bias_by_frequency, cosine_bias_statistic, cosine_statistic, compare_models, estimate, evaluate_analogies,
+                    evaluate_relational_similarity, evaluate_word_pairs, nearest_neighbors, plan_study, read_semeval2012,
+                    self_similarity, similarities, similarity, similarity_difference, similarity_tests, stack,
+                    vector_change_test, wald_test, weat, weat_permutation_test, weat_statistic)
 
 # The flat modules of glovev-ext 0.1, importable for one more release (with a DeprecationWarning);
 # glovev_ext.similarity is the function now, as the package attribute always was.
@@ -61,6 +64,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
+    "__version__",
     "ConditionalFit",
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
@@ -72,15 +76,19 @@ __all__ = [
     "InferenceResult",
     "KeyedVectorsWithVariance",
     "LineCorpus",
+    "ModelComparison",
     "NeighborsResult",
+    "RelationalSimilarity",
     "ResultFamily",
+    "SemEvalRelation",
     "SimilarityTests",
     "Statistic",
+    "StudyPlan",
     "UndefinedCovarianceError",
-    "__version__",
     "atomic_path",
     "check_cooccurrence",
     "compare_biases",
+    "compare_models",
     "coordinate_statistic",
     "cosine_bias",
     "cosine_bias_by_frequency",
@@ -90,21 +98,27 @@ __all__ = [
     "default_corpus_path",
     "estimate",
     "evaluate_analogies",
+    "evaluate_relational_similarity",
     "evaluate_word_pairs",
     "fit_corpus",
     "fit_metadata",
+    "fit_subcorpora",
     "glove_cost",
     "glove_weights",
     "load_default_corpus",
     "load_model",
     "nearest_neighbors",
+    "plan_study",
+    "read_semeval2012",
     "save_model",
+    "self_similarity",
     "similarities",
     "similarity",
     "similarity_difference",
     "similarity_tests",
     "stack",
     "train_glove",
+    "vector_change_test",
     "wald_test",
     "weat",
     "weat_permutation_test",

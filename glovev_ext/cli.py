@@ -21,7 +21,8 @@ from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import fit_corpus, fit_metadata
 from .saved_model import load_model, save_model
-from .stats import DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, SCALES
+from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, PAPER_RELATIONS, SCALES,
+                    evaluate_relational_similarity, read_semeval2012)
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -136,6 +137,21 @@ def _build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws (default 1000)")
     _add_missing(evaluate, transitional=True)
     _add_random_state(evaluate, "seeds the draws")
+
+    semeval = _query(subcommands, "semeval", _run_semeval, "SemEval-2012 Task 2 (relational similarity, the "
+                     "paper's Fig. 6): MaxDiff accuracy and Spearman per relation with Monte Carlo intervals, "
+                     "against the Random baseline, and tests between relations")
+    semeval.add_argument("data", help="the SemEval-2012 Task 2 folder (holding SemEval-2012-Complete-Data-Package, "
+                                      "and SemEval-2012-Gold-Ratings and SemEval-2012-Baselines)")
+    semeval.add_argument("--relations", default=",".join(PAPER_RELATIONS),
+                         help="subcategory ids, comma-separated, or 'all' (default: the paper's four, "
+                              f"{', '.join(PAPER_RELATIONS)})")
+    semeval.add_argument("--compare", action="append", default=[], metavar="ID1:ID2",
+                         help="test that two relations score the same (both metrics; repeatable)")
+    semeval.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws and random ratings (default 1000)")
+    semeval.add_argument("--plot", help="also write the figure (scores and Random baseline with intervals) to this PNG")
+    _add_missing(semeval)
+    _add_random_state(semeval, "seeds the draws and random ratings")
 
     plot = _query(subcommands, "plot", _run_plot, "write a figure as a PNG: variance against frequency, or "
                   "uncertainty ellipses of words")
@@ -431,6 +447,33 @@ def _run_evaluate(args: argparse.Namespace) -> int:
                                                      missing=args.missing)
     _emit(result.summary_frame(), args.format, f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; "
                                                f"{len(result.dropped)} pairs dropped", result)
+    return EXIT_OK
+
+
+def _run_semeval(args: argparse.Namespace) -> int:
+    kv, metadata = _open_model(args.model)
+    lowercase = (metadata.get("counting") or {}).get("lowercase", False)
+    wanted = None if args.relations == "all" else [s.strip() for s in args.relations.split(",") if s.strip()]
+    comparisons = [tuple(text.split(":")) for text in args.compare]
+    for pair in comparisons:
+        if len(pair) != 2 or not all(pair):
+            raise ValueError(f"--compare takes two relation ids as ID1:ID2, got {':'.join(pair)!r}")
+    relations = read_semeval2012(args.data, wanted)
+    result = evaluate_relational_similarity(kv, relations, n_draws=args.draws, random_state=args.random_state,
+                                            missing=args.missing, lowercase=lowercase)
+    frame = result.summary_frame()
+    if comparisons:
+        rows = [result.difference(first, second, metric) for first, second in comparisons
+                for metric in ("maxdiff", "spearman")]
+        frame = pd.concat([frame, pd.DataFrame({"score": [r.estimate for r in rows],
+                                                "std err": [r.std_error for r in rows],
+                                                "P (two-sided)": [r.pvalue for r in rows]},
+                                               index=[r.name for r in rows])])
+    _emit(frame, args.format, f"SemEval-2012 Task 2 in {args.model}: Monte Carlo over {args.draws} draws; "
+                              f"{len(result.dropped)} pairs dropped", result)
+    if args.plot:
+        from .plots import plot_relational_similarity
+        _save_figure(plot_relational_similarity(result)[0], args.plot)
     return EXIT_OK
 
 

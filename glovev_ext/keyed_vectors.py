@@ -266,6 +266,21 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """Analogy accuracy against random guessing; see :func:`glovev_ext.stats.evaluate_analogies`."""
         return stats.evaluate_analogies(self, questions, **kwargs)
 
+    def evaluate_relational_similarity_with_uncertainty(self, relations, **kwargs):
+        """SemEval-2012 Task 2 scores against the Random baseline; see
+        :func:`glovev_ext.stats.evaluate_relational_similarity`."""
+        return stats.evaluate_relational_similarity(self, relations, **kwargs)
+
+    def self_similarity_test(self, other, words, **kwargs):
+        """Cosine of each word's vector here with its vector in ``other`` (same basis); see
+        :func:`glovev_ext.stats.self_similarity`."""
+        return stats.self_similarity(self, other, words, **kwargs)
+
+    def vector_change_test(self, other, words, **kwargs):
+        """Wald test that each word's vector is the same here and in ``other`` (same basis); see
+        :func:`glovev_ext.stats.vector_change_test`."""
+        return stats.vector_change_test(self, other, words, **kwargs)
+
     def statistic_test(self, statistic, **kwargs):
         """Any :class:`~glovev_ext.Statistic` (one value: a test; several: a family); see
         :func:`glovev_ext.stats.estimate`."""

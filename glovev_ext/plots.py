@@ -12,7 +12,7 @@ import numpy as np
 
 from ._deprecation import RNG, SIGNIFICANCE_ALPHA, renamed_keywords, warn_renamed
 from .keyed_vectors import KeyedVectorsWithVariance
-from .stats import InferenceResult, NeighborsResult, cosine_bias_by_frequency
+from .stats import InferenceResult, NeighborsResult, RelationalSimilarity, cosine_bias_by_frequency
 
 _PSEUDO_INVERSE_COLOUR = "tab:orange"
 
@@ -139,6 +139,43 @@ def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | Non
     _forest(ax, labels, [r.estimate for r in results], intervals[:, 0], intervals[:, 1], xlabel, title)
     ax.axvline(0.0, color="grey", linewidth=0.8, linestyle="--")
     return ax
+
+
+def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confidence_level: float = 0.95):
+    """SemEval-2012 Task 2 per relation, the embedding beside the Random baseline (paper Fig. 6).
+
+    Parameters
+    ----------
+    result : RelationalSimilarity
+    axes : pair of matplotlib Axes, optional
+        For MaxDiff accuracy and Spearman correlation; a new figure by default.
+    confidence_level : float, default=0.95
+
+    Returns
+    -------
+    ndarray of two Axes
+    """
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(10, 1.8 + 0.5 * len(result.subcategories)))
+    axes = np.asarray(axes).ravel()
+    y = np.arange(len(result.subcategories))[::-1]
+    for ax, metric in zip(axes, ("maxdiff", "spearman")):
+        rows = [result.model.names.index(result.row(s, metric)) for s in result.subcategories]
+        for family, offset, colour, label in ((result.model, 0.12, "black", "GloVe"),
+                                              (result.random, -0.12, "tab:grey", "Random baseline")):
+            interval = family.conf_int(confidence_level=confidence_level)[rows]
+            estimates = family.estimates[rows]
+            ax.errorbar(estimates, y + offset, xerr=[estimates - interval[:, 0], interval[:, 1] - estimates],
+                        fmt="o", color=colour, capsize=3, label=label)
+        ax.set_yticks(y)
+        ax.set_xlabel(result.model.names[rows[0]].split(" ", 1)[1])
+    axes[0].set_yticklabels(result.labels)
+    axes[1].set_yticklabels([])
+    axes[0].legend(loc="best", fontsize="small")
+    axes[0].figure.suptitle(f"SemEval-2012 Task 2, {confidence_level:.0%} Monte Carlo intervals")
+    return axes
 
 
 def plot_bias_by_frequency(kv: KeyedVectorsWithVariance, group_a: Sequence[str], group_b: Sequence[str],

@@ -19,6 +19,8 @@ FIGURES = {  # 04 draws its figure only where the corpus covers the surname list
     "03_weat_gender.py": ["weat_gender.png"],
     "05_evaluation.py": ["evaluation.png"],
     "06_bootstrap_vs_glovev.py": ["bootstrap_vs_glovev.png"],
+    "07_semeval_relations.py": ["semeval_relations.png"],
+    "08_subcorpora_change.py": ["subcorpora_self_similarity.png"],
 }
 
 
@@ -41,7 +43,7 @@ def quick_mode(output, monkeypatch):
 
 def test_every_tutorial_is_listed_in_the_readme():
     readme = (TUTORIALS[0].parent / "README.md").read_text(encoding="utf-8")
-    assert len(TUTORIALS) == 6
+    assert len(TUTORIALS) == 9
     for tutorial in TUTORIALS:
         assert tutorial.name in readme
 

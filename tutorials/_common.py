@@ -33,25 +33,30 @@ def settings() -> dict:
     return QUICK_SETTINGS if QUICK else SETTINGS
 
 
-def corpus() -> tuple[str, glovev_ext.LineCorpus]:
-    """The tutorials' corpus and its name."""
+# The shared corpora a full run can use: 10m for most tutorials, 31m (its superset) where the
+# analysis needs more text (SemEval-2012) or checks a projection to a larger corpus.
+SHARED_CORPORA = {"10m": "gutenberg_us_10m/gutenberg_us_10m.txt.gz", "31m": "gutenberg_us_31m/gutenberg_us.txt.gz"}
+
+
+def corpus(size: str = "10m") -> tuple[str, glovev_ext.LineCorpus]:
+    """The tutorials' corpus (``size``: "10m" or "31m" of ../shared/data) and its name."""
     if QUICK:
         return "embedded corpus, first 8,000 paragraphs", glovev_ext.load_default_corpus(max_documents=8000)
-    path = SHARED_DATA / "gutenberg_us_10m" / "gutenberg_us_10m.txt.gz"
+    path = SHARED_DATA / SHARED_CORPORA[size]
     if path.exists():
-        return "gutenberg_us_10m (../shared/data)", glovev_ext.LineCorpus(path)
+        return f"gutenberg_us_{size} (../shared/data)", glovev_ext.LineCorpus(path)
     return "the embedded corpus (../shared/data not found)", glovev_ext.load_default_corpus()
 
 
-def fitted_model() -> glovev_ext.KeyedVectorsWithVariance:
-    """The tutorials' model: loaded from the output folder, or fitted and saved there first."""
-    directory = OUTPUT / ("model_quick" if QUICK else "model")
+def fitted_model(size: str = "10m") -> glovev_ext.KeyedVectorsWithVariance:
+    """The tutorials' model of ``corpus(size)``: loaded from the output folder, or fitted and saved there first."""
+    directory = OUTPUT / ("model_quick" if QUICK else "model" if size == "10m" else f"model_{size}")
     if (directory / "vectors.kv").exists():
         kv, metadata = glovev_ext.load_model(directory)
         print(f"model: {directory} ({metadata['source']}, D={metadata['glove']['n_components']}, fitted in "
               f"{sum(metadata['seconds'].values()):.0f} s)")
         return kv
-    name, documents = corpus()
+    name, documents = corpus(size)
     options = settings()
     print(f"fitting {name} with {options} ...")
     fitted = glovev_ext.fit_corpus(documents, source=name, **options)

@@ -156,8 +156,11 @@ def scaled_errors(estimates, std_errors, bounds: np.ndarray, scale: str) -> np.n
 
 def wald_statistics(estimates, scale_errors, null_values, bounds: np.ndarray, scale: str) -> np.ndarray:
     """``(g(estimate) - g(null)) / se_g`` on the test scale ``g`` (:func:`to_scale`)."""
+    centre = to_scale(estimates, bounds, scale)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (to_scale(estimates, bounds, scale) - to_scale(null_values, bounds, scale)) / np.asarray(scale_errors)
+        statistics = (centre - to_scale(null_values, bounds, scale)) / np.asarray(scale_errors)
+    # at a bound the statistic tends to 0 (its interval to the whole range): the test cannot reject there
+    return np.where(np.isinf(centre), 0.0, statistics)
 
 
 def intervals(estimates, scale_errors, df, bounds: np.ndarray, scale: str, confidence_level: float) -> np.ndarray:
@@ -166,8 +169,14 @@ def intervals(estimates, scale_errors, df, bounds: np.ndarray, scale: str, confi
     estimates = np.atleast_1d(np.asarray(estimates, dtype=np.float64))
     q = quantile(0.5 + confidence_level / 2, df)
     centre = to_scale(estimates, bounds, scale)
-    half = q * np.atleast_1d(scale_errors)
-    return np.column_stack([from_scale(centre - half, bounds, scale), from_scale(centre + half, bounds, scale)])
+    half = np.broadcast_to(q * np.atleast_1d(scale_errors), centre.shape)
+    with np.errstate(invalid="ignore"):
+        interval = np.column_stack([from_scale(centre - half, bounds, scale), from_scale(centre + half, bounds, scale)])
+    # an estimate at a bound (an accuracy of 0 or 1) sits at infinity on the atanh scale, where
+    # g(estimate) -+ q se g'(estimate) tends to the whole range (to the estimate itself without error)
+    at_bound = np.isinf(centre)
+    whole = np.where((half > 0)[:, None], bounds, estimates[:, None])
+    return np.where(at_bound[:, None], whole, interval)
 
 
 def percentile_bounds(draws: np.ndarray, confidence_level: float) -> np.ndarray:

@@ -377,7 +377,8 @@ class ResultFamily:
                             bounds=linear_bounds(weights, self.bounds), scale=self.scale,
                             method_reason=self.method_reason, caveats=self.caveats, shares=shares,
                             delta_covariance=(None if self.delta_covariance is None
-                                              else weights @ self.delta_covariance @ weights.T))
+                                              else weights @ self.delta_covariance @ weights.T),
+                            dropped_noun=self.dropped_noun)
 
     def contrast(self, weights: Sequence[float], name: str | None = None, null_value: float = 0.0,
                  alternative: str = "two-sided") -> InferenceResult:

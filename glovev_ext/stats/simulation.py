@@ -12,7 +12,7 @@ the statistic's true value. docs/method.md section 6 reports these coverages.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,11 +64,19 @@ class RowSimulator:
             self._rows[key] = (cols, weights, float(center_biases[i]), mean)
             self.truth[key], self.sigma2[key] = fit.optimum, fit.sigma2
 
-    def draw(self, keys: Sequence, generator: np.random.Generator) -> ResolvedWords:
-        """One draw of the rows of ``keys``, each refitted: the vectors and covariances a user would get."""
+    def draw(self, keys: Sequence, generator: np.random.Generator,
+             shifts: Mapping | None = None) -> ResolvedWords:
+        """One draw of the rows of ``keys``, each refitted: the vectors and covariances a user would get.
+
+        ``shifts`` (``{key: vector}``) moves a word's true vector to ``truth[key] + shift`` for this
+        draw: a planted change, as between two corpora that differ in that word.
+        """
+        shifts = {} if shifts is None else shifts
         vectors, factors = [], []
         for key in keys:
             cols, weights, bias, mean = self._rows[key]
+            if key in shifts:
+                mean = mean + self._fitter.context_vectors[cols] @ np.asarray(shifts[key], dtype=np.float64)
             log_values = mean + generator.standard_normal(cols.size) * np.sqrt(self.sigma2[key] / weights)
             fit = self._fitter.fit_row(cols, np.exp(log_values), bias, None, weights=weights)
             vectors.append(fit.optimum)

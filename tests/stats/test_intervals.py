@@ -50,6 +50,27 @@ def test_bounded_intervals_stay_in_range_and_invert_the_test():
                 assert pvalue(statistic, df[k], "two-sided")[0] == pytest.approx(0.05)
 
 
+def test_an_estimate_at_its_bound_gets_the_limit_of_the_bounded_interval_not_nan():
+    """An accuracy of 0 or 1 is at infinity on the atanh scale: the interval tends to the whole range as the
+    estimate approaches the bound (checked against estimates just inside it), or is the point itself without error."""
+    bounds = np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [-1.0, 1.0]])
+    estimates = np.array([0.0, 1.0, 1.0, 0.3])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        errors = scaled_errors(estimates, [0.1, 0.1, 0.0, 0.2], bounds, "bounded")
+    at = intervals(estimates, errors, np.inf, bounds, "bounded", 0.95)
+    np.testing.assert_array_equal(at[:3], [[0.0, 1.0], [0.0, 1.0], [1.0, 1.0]])
+    near = np.array([1e-9, 1 - 1e-9])
+    interval = intervals(near, scaled_errors(near, [0.1, 0.1], bounds[:2], "bounded"), np.inf, bounds[:2], "bounded",
+                         0.95)
+    np.testing.assert_allclose(interval, [[0.0, 1.0], [0.0, 1.0]], atol=1e-6)
+    assert -1 < at[3, 0] < 0.3 < at[3, 1] < 1
+    statistics = wald_statistics(estimates[:2], errors[:2], [0.5, 0.5], bounds[:2], "bounded")
+    np.testing.assert_array_equal(statistics, [0.0, 0.0])  # the limit: (g(u) - g(null)) / (se g'(u)) -> 0
+    inside = wald_statistics(near, scaled_errors(near, [0.1, 0.1], bounds[:2], "bounded"), [0.5, 0.5], bounds[:2],
+                             "bounded")
+    np.testing.assert_allclose(inside, [0.0, 0.0], atol=1e-6)
+
+
 def test_percentile_pvalues_invert_the_percentile_interval(rng):
     draws = rng.normal(size=(4000, 1))
     low, high = np.quantile(draws, [0.025, 0.975])

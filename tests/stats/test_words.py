@@ -26,6 +26,9 @@ WORDS = {  # the arguments after the embedding
     "cosine_bias_by_frequency": (["he"], ["she"], ["said"]),
     "evaluate_word_pairs": ([("man", "woman", 1.0)],),
     "evaluate_analogies": ([("a", "b", "c", "d")],),
+    "evaluate_relational_similarity": ([],),
+    "self_similarity": (None, ["man"]),  # the policy is checked before the second embedding is used
+    "vector_change_test": (None, ["man"]),
 }
 
 

@@ -1,0 +1,125 @@
+"""A word across two embeddings in one basis (sub-corpora, :func:`glovev_ext.fit_subcorpora`).
+
+Two embeddings fitted given the same contexts place a word's vectors in the same space, with
+independent errors when the texts are disjoint. Then:
+
+- :func:`self_similarity`: ``cos(w in A, w in B)`` with its standard error, through the same
+  estimation as every statistic (the two vectors are two "words" with their own covariances);
+- :func:`vector_change_test`: the Wald test that the word's vector is the same in both,
+  ``W = (w_A - w_B)^T (Sigma_A + Sigma_B)^{-1} (w_A - w_B)``, ``chi2(D)`` under the null with known
+  covariances; with t references ``W / D`` is ``F(D, nu)``, ``nu`` the Welch-Satterthwaite degrees of
+  freedom of the two covariances' traces: each covariance is ``s2_i`` times a known matrix and only
+  the scalar ``s2_i`` is estimated, so for one covariance this is exact (docs/method.md 7.3).
+  A self-similarity below 1 does not by itself mean change (noise alone lowers it); this test asks
+  whether the difference exceeds the noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .._deprecation import RNG, renamed_keywords
+from .cosine import cosine_statistic
+from .estimation import DEFAULT_METHOD, estimate_resolved
+from .intervals import welch_satterthwaite
+from .results import ResultFamily
+from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, check_missing, usable_groups, vectors_of
+
+
+@renamed_keywords(rng=RNG)
+def self_similarity(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str], *,
+                    labels: tuple[str, str] = ("A", "B"), method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING,
+                    n_draws: int = 2000, random_state=None, use_t: bool = True, scale: str = "bounded",
+                    null_value: float = 0.0) -> ResultFamily:
+    """Cosine of each word's vector in one embedding with its vector in the other, with standard errors.
+
+    Parameters
+    ----------
+    kv_a, kv_b : KeyedVectorsWithVariance
+        In one basis (e.g. two values of :func:`~glovev_ext.fit_subcorpora`) and independent.
+    words : sequence of str
+    labels : (str, str)
+        Names of the two embeddings in the rows (``cos(w [A], w [B])``).
+    method, n_draws, random_state, use_t, scale
+        As for :func:`~glovev_ext.stats.estimate`.
+    missing : {"raise", "drop"}
+        A word must be usable in both embeddings.
+    null_value : float, default=0
+
+    Returns
+    -------
+    ResultFamily
+        One row per word (rows are independent: each uses only its own word's two vectors).
+    """
+    kept, dropped, resolved = _paired(kv_a, kv_b, words, labels, missing)
+    statistic = cosine_statistic([(f"{w} [{labels[0]}]", f"{w} [{labels[1]}]") for w in kept],
+                                 name=f"self-similarity, {labels[0]} vs {labels[1]}")
+    return estimate_resolved(resolved, statistic, method=method, null_values=null_value, n_draws=n_draws,
+                             random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
+
+
+def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str], *,
+                       labels: tuple[str, str] = ("A", "B"), missing: str = DEFAULT_MISSING,
+                       use_t: bool = True) -> pd.DataFrame:
+    """Wald test, per word, that its vector is the same in two independent embeddings of one basis.
+
+    Parameters
+    ----------
+    kv_a, kv_b : KeyedVectorsWithVariance
+    words : sequence of str
+    labels : (str, str)
+    missing : {"raise", "drop"}
+    use_t : bool, default=True
+        ``F(D, nu)`` of the statistic over D, with Welch-Satterthwaite ``nu``; False: ``chi2(D)`` (covariances
+        taken as known).
+
+    Returns
+    -------
+    DataFrame
+        Per word: ``distance`` (``|w_A - w_B|``), ``chi2`` (the Wald statistic), ``df`` (the
+        denominator degrees of freedom, inf for chi2) and ``P>chi2``. ``attrs["dropped"]`` lists the
+        words left out.
+    """
+    kept, dropped, resolved = _paired(kv_a, kv_b, words, labels, missing)
+    dim = resolved.vectors.shape[1]
+    rows = []
+    for k, word in enumerate(kept):
+        first, second = resolved.factors[2 * k], resolved.factors[2 * k + 1]
+        difference = resolved.vectors[2 * k] - resolved.vectors[2 * k + 1]
+        covariance = first.dense() + second.dense()
+        wald = float(difference @ np.linalg.solve(covariance, difference))
+        nu = float(welch_satterthwaite(np.array([np.trace(first.dense()), np.trace(second.dense())]),
+                                       np.array([first.dof, second.dof]))) if use_t else np.inf
+        if np.isfinite(nu):
+            p = float(stats.f.sf(wald / dim, dim, nu))
+        else:
+            p = float(stats.chi2.sf(wald, dim))
+        rows.append({"distance": float(np.linalg.norm(difference)), "chi2": wald, "df": nu, "P>chi2": p})
+    frame = pd.DataFrame(rows, index=pd.Index(kept, name=f"{labels[0]} vs {labels[1]}"))
+    frame.attrs["dropped"] = tuple(dropped)
+    return frame
+
+
+def _paired(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str],
+            labels: tuple[str, str], missing: str) -> tuple[list, list, ResolvedWords]:
+    """The words usable in both, what was dropped, and their vectors in both (A then B, per word)."""
+    check_missing(missing)
+    if len(labels) != 2 or labels[0] == labels[1]:
+        raise ValueError(f"labels must be two distinct names, got {labels!r}")
+    kept_a, dropped_a = usable_groups(kv_a, list(words), "drop", words=lambda w: (w,), noun="word")
+    kept, dropped_b = usable_groups(kv_b, kept_a, "drop", words=lambda w: (w,), noun="word")
+    dropped = [f"{text} in {labels[0]}" for text in dropped_a] + [f"{text} in {labels[1]}" for text in dropped_b]
+    if dropped and missing == "raise":
+        usable_groups(kv_a, list(words), "raise", words=lambda w: (w,), noun="word")
+        usable_groups(kv_b, kept_a, "raise", words=lambda w: (w,), noun="word")
+    if not kept:
+        raise ValueError(f"no word is usable in both embeddings: {', '.join(dropped[:10])}")
+    keys = tuple(f"{w} [{label}]" for w in kept for label in labels)
+    vectors = np.empty((2 * len(kept), vectors_of(kv_a, kept[:1]).shape[1]))
+    vectors[0::2], vectors[1::2] = vectors_of(kv_a, kept), vectors_of(kv_b, kept)
+    factors = tuple(kv.covariance_factor(w) for w in kept for kv in (kv_a, kv_b))
+    return kept, dropped, ResolvedWords(keys, vectors, factors)

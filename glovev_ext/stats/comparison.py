@@ -1,0 +1,215 @@
+"""One statistic from several independently fitted models: equality, pairwise differences, trend.
+
+Corpora split by period, genre or source are fitted separately, so the GloVe-V estimates of the
+same statistic from each are independent: their joint covariance is diagonal. On that:
+
+- :meth:`ModelComparison.equality`: Welch's heterogeneous-variance test that the k values are
+  equal (Welch 1951): ``F = Q / (k - 1) / (1 + 2 (k - 2) / (k^2 - 1) sum h_i)`` with
+  ``Q = sum w_i (z_i - z_w)^2``, ``w_i = 1 / se_i^2``, ``h_i = (1 - w_i / W)^2 / nu_i``, on
+  ``(k - 1, (k^2 - 1) / (3 sum h_i))`` degrees of freedom; with every ``nu_i`` infinite (normal
+  references) it is Cochran's ``Q`` on ``chi2(k - 1)``. ``z_i`` and ``se_i`` are on the results'
+  scale (atanh of the bounded value, as every interval of the library).
+- :meth:`ModelComparison.pairwise`: every difference, with a named ``multipletests`` correction.
+- :meth:`ModelComparison.trend`: the inverse-variance weighted least-squares slope over an ordered
+  covariate (decade, year), ``b = sum a_i x_i`` with ``a_i = w_i (t_i - t_w) / sum w_j (t_j - t_w)^2``:
+  a contrast of the values, so its variance is ``1 / sum w_i (t_i - t_w)^2`` exactly.
+
+Contrasts take Welch-Satterthwaite degrees of freedom from the models' own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from statsmodels.iolib.summary import Summary
+from statsmodels.stats.contrast import ContrastResults
+
+from .._deprecation import positional_significance_level
+from ._summary import render
+from .intervals import scaled_errors, to_scale, welch_satterthwaite
+from .results import MONTE_CARLO, InferenceResult, ResultFamily
+
+
+@dataclass(frozen=True)
+class ModelComparison:
+    """The same statistic estimated on k independently fitted models.
+
+    Attributes
+    ----------
+    family : ResultFamily
+        One row per model (named by its label), with a diagonal covariance.
+    covariate : ndarray or None
+        An ordered covariate of the models (e.g. the decade), for :meth:`trend`.
+    statistic : str
+        What was estimated (the first result's name).
+    """
+
+    family: ResultFamily
+    covariate: np.ndarray | None = None
+    statistic: str = ""
+
+    @property
+    def labels(self) -> tuple:
+        return self.family.names
+
+    def equality(self) -> ContrastResults:
+        """Welch's test that the k values are equal (Cochran's Q when every reference is normal).
+
+        Returns
+        -------
+        statsmodels ContrastResults
+            ``F`` test (``fvalue``, ``df_num``, ``df_denom``, ``pvalue``), or with normal references a
+            ``chi2`` test (``statistic``, ``df_denom`` = k - 1, ``pvalue``).
+        """
+        family = self.family
+        k = len(family)
+        values = to_scale(family.estimates, family.bounds, family.scale)
+        errors = scaled_errors(family.estimates, family.std_errors, family.bounds, family.scale)
+        weights = 1.0 / errors**2
+        centre = (weights * values).sum() / weights.sum()
+        q = float((weights * (values - centre) ** 2).sum())
+        with np.errstate(divide="ignore"):
+            h = float(np.where(np.isfinite(family.df), (1 - weights / weights.sum()) ** 2 / family.df, 0.0).sum())
+        if h == 0.0:
+            return ContrastResults(statistic=q, distribution="chi2", df_denom=k - 1)
+        f = q / (k - 1) / (1 + 2 * (k - 2) / (k**2 - 1) * h)
+        return ContrastResults(F=f, df_num=k - 1, df_denom=(k**2 - 1) / (3 * h))
+
+    def pairwise(self, correction: str | None = "holm", alternative: str = "two-sided") -> ResultFamily:
+        """Every difference ``value[i] - value[j]`` (i before j), adjusted by ``multipletests(method=correction)``.
+
+        Parameters
+        ----------
+        correction : str or None, default="holm"
+            A ``statsmodels.stats.multitest.multipletests`` method, or None for raw p-values.
+        alternative : {"two-sided", "larger", "smaller"}
+        """
+        pairs = list(combinations(range(len(self.family)), 2))
+        weights = np.zeros((len(pairs), len(self.family)))
+        for row, (i, j) in enumerate(pairs):
+            weights[row, i], weights[row, j] = 1.0, -1.0
+        names = [f"{self.labels[i]} - {self.labels[j]}" for i, j in pairs]
+        differences = self.linear(weights, names, f"pairwise differences of {self.statistic}", alternative)
+        return differences if correction is None else differences.correct(correction)
+
+    def trend(self, covariate: Sequence[float] | None = None, alternative: str = "two-sided") -> InferenceResult:
+        """The inverse-variance weighted slope of the values over ``covariate`` (per unit of it), tested against 0.
+
+        Parameters
+        ----------
+        covariate : sequence of float, optional
+            One value per model; the comparison's own ``covariate`` by default.
+        alternative : {"two-sided", "larger", "smaller"}
+        """
+        t = self.covariate if covariate is None else np.asarray(covariate, dtype=np.float64)
+        if t is None:
+            raise ValueError("trend() needs a covariate: pass one, or give compare_models a covariate")
+        if t.shape != (len(self.family),):
+            raise ValueError(f"the covariate needs one value per model ({len(self.family)}), got shape {t.shape}")
+        w = 1.0 / self.family.std_errors**2
+        centred = t - (w * t).sum() / w.sum()
+        spread = (w * centred**2).sum()
+        if spread <= 0:
+            raise ValueError("the covariate takes a single value: no trend can be estimated")
+        name = f"trend of {self.statistic} per unit of the covariate (inverse-variance weighted)"
+        return self.linear((w * centred / spread)[None], [name], name, alternative)[0]
+
+    def linear(self, weights: np.ndarray, names: Sequence[str], name: str,
+               alternative: str = "two-sided") -> ResultFamily:
+        """``weights @ values`` with their covariance; Welch-Satterthwaite df from each model's df."""
+        combined = self.family.linear(weights, names, name, alternative)
+        contributions = (np.atleast_2d(weights) ** 2 * self.family.std_errors**2).T
+        return dataclasses.replace(combined, df=welch_satterthwaite(contributions, self.family.df))
+
+    @positional_significance_level
+    def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
+        """Each model's value with its interval (and covariate, if any)."""
+        frame = self.family.summary_frame(confidence_level=confidence_level)
+        if self.covariate is not None:
+            frame.insert(0, "covariate", self.covariate)
+        return frame
+
+    @positional_significance_level
+    def summary(self, *, confidence_level: float = 0.95) -> Summary:
+        """A statsmodels ``Summary``: each model, the equality test, and the trend when there is a covariate."""
+        test = self.equality()
+        if test.distribution == "F":
+            line = (f"Equality of the {len(self.family)} values (Welch): F = {float(test.fvalue):.3f} on "
+                    f"({test.df_num:g}, {test.df_denom:.1f}) df, p = {float(test.pvalue):.4g}")
+        else:
+            line = (f"Equality of the {len(self.family)} values (Cochran's Q): chi2 = {float(test.statistic):.3f} "
+                    f"on {test.df_denom} df, p = {float(test.pvalue):.4g}")
+        lines = [line]
+        if self.covariate is not None:
+            slope = self.trend()
+            low, high = slope.conf_int(confidence_level=confidence_level)
+            lines.append(f"Trend per unit of the covariate: {slope.estimate:.4g} [{low:.4g}, {high:.4g}], "
+                         f"p = {slope.pvalue:.4g}")
+        lines += ["The models were fitted separately, so their estimates are independent",
+                  f"Uncertainty: {self.family.uncertainty}"]
+        return render(self.summary_frame(confidence_level=confidence_level),
+                      f"{self.statistic} across {len(self.family)} models", lines)
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+
+def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceResult], *,
+                   labels: Sequence[str] | None = None, covariate: Sequence[float] | None = None) -> ModelComparison:
+    """Compare one statistic estimated on several independently fitted models.
+
+    Parameters
+    ----------
+    results : dict or sequence of InferenceResult
+        The same statistic from each model (e.g. ``{"1850s": kv_1850.weat_test(...), ...}``), each
+        from a separate fit.
+    labels : sequence of str, optional
+        Names of the models (the dict's keys by default, else ``"model 1"``, ...).
+    covariate : sequence of float, optional
+        An ordered covariate of the models (decade, year) for :meth:`ModelComparison.trend`.
+
+    Returns
+    -------
+    ModelComparison
+    """
+    if isinstance(results, Mapping):
+        labels = list(results) if labels is None else list(labels)
+        results = list(results.values())
+    results = list(results)
+    labels = [f"model {k + 1}" for k in range(len(results))] if labels is None else [str(x) for x in labels]
+    if len(results) < 2:
+        raise ValueError(f"comparing models needs at least two results, got {len(results)}")
+    if len(labels) != len(results) or len(set(labels)) != len(labels):
+        raise ValueError(f"need {len(results)} distinct labels, got {labels}")
+    if len({r.scale for r in results}) > 1:
+        raise ValueError("the results were formed on different scales (bounded and linear): estimate them alike")
+    errors = np.array([r.std_error for r in results])
+    if not (np.isfinite(errors) & (errors > 0)).all():
+        raise ValueError(f"every result needs a positive standard error, got {errors.tolist()}")
+    if covariate is not None:
+        covariate = np.asarray(covariate, dtype=np.float64)
+        if covariate.shape != (len(results),) or not np.isfinite(covariate).all():
+            raise ValueError(f"the covariate needs one finite value per model ({len(results)})")
+    draws = [r.draws for r in results]
+    joint_draws = all(r.method == MONTE_CARLO and d is not None for r, d in zip(results, draws)) and \
+        len({len(d) for d in draws}) == 1
+    delta = np.array([r.delta_std_error for r in results])
+    methods = sorted({r.method for r in results})
+    method = MONTE_CARLO if joint_draws else " / ".join(m for m in methods if m != MONTE_CARLO or len(methods) == 1)
+    family = ResultFamily(name=results[0].name, names=tuple(labels), estimates=np.array([r.estimate for r in results]),
+                          covariance=np.diag(errors**2), method=method,
+                          uncertainty=results[0].uncertainty,
+                          words=tuple(dict.fromkeys(w for r in results for w in r.words)),
+                          dropped=tuple(dict.fromkeys(d for r in results for d in r.dropped)),
+                          dropped_noun=results[0].dropped_noun,
+                          draws=np.column_stack(draws) if joint_draws else None,
+                          df=np.array([r.df for r in results]), bounds=np.array([r.bounds for r in results]),
+                          scale=results[0].scale,
+                          method_reason="; ".join(dict.fromkeys(r.method_reason for r in results if r.method_reason)),
+                          delta_covariance=np.diag(delta**2) if joint_draws and np.isfinite(delta).all() else None)
+    return ModelComparison(family, covariate, results[0].name)

@@ -1,0 +1,63 @@
+"""Sub-corpora in one basis: each sub-corpus's word vectors fitted given the pooled contexts.
+
+Fitting each period or genre on its own gives embeddings in unrelated bases (rotations, and more
+than rotations), which is why aligned-embedding studies need Procrustes and then have no error
+bars. Here the context vectors and context biases come from the pooled fit, and each sub-corpus's
+co-occurrence rows are fitted by the conditional weighted least squares that already gives
+GloVe-V its covariances (:meth:`GloVeVEstimator.conditional_fit
+<glovev_ext.GloVeVEstimator.conditional_fit>`; each row gets its own bias, which absorbs the
+sub-corpus's size). A word's vectors from two sub-corpora are then estimates of points in the same
+space, with independent errors (disjoint text), and every statistic of the library applies to each
+sub-corpus's :class:`KeyedVectorsWithVariance`; :func:`glovev_ext.stats.self_similarity` and
+:func:`glovev_ext.stats.vector_change_test` compare a word across two of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+from gensim.models import KeyedVectors
+
+from .keyed_vectors import KeyedVectorsWithVariance
+from .pipeline import FittedCorpus
+
+logger = logging.getLogger(__name__)
+
+
+def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> dict[str, KeyedVectorsWithVariance]:
+    """Each sub-corpus's centre vectors and covariances in the basis of the pooled fit.
+
+    Parameters
+    ----------
+    fitted : FittedCorpus
+        :func:`~glovev_ext.fit_corpus` of the pooled corpus (all sub-corpora together).
+    subcorpora : dict
+        ``{name: documents}``, each an iterable of documents as ``fit_corpus`` takes them.
+
+    Returns
+    -------
+    dict
+        ``{name: KeyedVectorsWithVariance}``: the words of the pooled vocabulary that the
+        sub-corpus fits (more than D contexts in it and a block that is not numerically singular;
+        the others are left out), in the pooled order.
+    """
+    if not subcorpora:
+        raise ValueError("no sub-corpus given")
+    out = {}
+    for name, documents in subcorpora.items():
+        rows = fitted.vectorizer.transform(documents)
+        words = list(rows.words)
+        conditional = fitted.estimator.conditional_fit(rows)
+        fitted_rows = np.flatnonzero(np.isfinite(conditional.embedding).all(axis=1))
+        if fitted_rows.size == 0:
+            raise ValueError(f"sub-corpus {name!r}: no word has more than D = {fitted.estimator.n_components} "
+                             "contexts in it")
+        keys = [words[i] for i in fitted_rows]
+        vectors = KeyedVectors(conditional.embedding.shape[1], 0, dtype=np.float64)
+        vectors.add_vectors(keys, conditional.embedding[fitted_rows])
+        out[name] = KeyedVectorsWithVariance.from_keyed_vectors(
+            vectors, conditional.covariance.take(fitted_rows, words=keys))
+        logger.info("sub-corpus %r: %d of %d words fitted", name, len(keys), len(words))
+    return out

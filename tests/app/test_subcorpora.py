@@ -1,0 +1,100 @@
+"""Sub-corpora in one basis (against weighted least squares by hand) and study planning (against the library's tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import glovev_ext
+from glovev_ext.stats import cosine_statistic, minimum_detectable_effect, power
+
+DIM = 6
+
+
+@pytest.fixture(scope="module")
+def documents() -> list[str]:
+    return list(glovev_ext.load_default_corpus(max_documents=3000))
+
+
+@pytest.fixture(scope="module")
+def pooled(documents) -> glovev_ext.FittedCorpus:
+    return glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, progress=False)
+
+
+@pytest.fixture(scope="module")
+def halves(pooled, documents) -> dict:
+    return glovev_ext.fit_subcorpora(pooled, {"first": documents[:1500], "second": documents[1500:]})
+
+
+def test_a_subcorpus_row_is_the_weighted_least_squares_fit_given_the_pooled_contexts(pooled, documents, halves):
+    """Vector and covariance of words in a half equal the WLS of its counts on [C_j, 1] (bias free), by lstsq."""
+    kv = halves["first"]
+    counts = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False).fit(documents)  # the pooled vocabulary
+    X = counts.transform(documents[:1500])
+    estimator = pooled.estimator
+    words = list(X.words)
+    for word in ("man", "house", kv.index_to_key[len(kv) // 2]):
+        i = words.index(word)
+        cols, values = X.indices[X.indptr[i]:X.indptr[i + 1]], X.data[X.indptr[i]:X.indptr[i + 1]]
+        weights = np.minimum(1.0, (values / 100.0) ** 0.75)
+        design = np.column_stack([estimator.context_embedding_[cols], np.ones(cols.size)])
+        target = np.log(values) - estimator.context_bias_[cols]
+        root = np.sqrt(weights)[:, None]
+        solution = np.linalg.lstsq(design * root, target * root[:, 0], rcond=None)[0]
+        residual = target - design @ solution
+        s2 = (weights * residual**2).sum() / (cols.size - DIM - 1)
+        covariance = s2 * np.linalg.inv(design.T @ (weights[:, None] * design))[:DIM, :DIM]
+        np.testing.assert_allclose(kv.get_vector(word), solution[:DIM], rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(kv.covariance(word), covariance, rtol=1e-7, atol=1e-12)
+
+
+def test_subcorpora_keep_exactly_the_words_they_can_fit(pooled, documents, halves):
+    X = pooled.vectorizer.transform(documents[1500:])
+    fitted_words = {X.words[i] for i in np.flatnonzero(np.diff(X.indptr) > DIM)}
+    kv = halves["second"]
+    assert isinstance(kv, glovev_ext.KeyedVectorsWithVariance)
+    assert set(kv.index_to_key) <= fitted_words and len(kv) >= 0.99 * len(fitted_words)
+    assert all(kv.unusable_reason(w) is None for w in kv.index_to_key[:200])
+    assert kv.index_to_key == [w for w in pooled.keyed_vectors.index_to_key if w in kv.key_to_index]
+    assert kv.most_similar("man", topn=3)  # a gensim workflow on a sub-corpus
+
+
+def test_no_subcorpus_is_an_error(pooled):
+    with pytest.raises(ValueError, match="no sub-corpus"):
+        glovev_ext.fit_subcorpora(pooled, {})
+    with pytest.raises(ValueError, match="no word has more than D"):
+        glovev_ext.fit_subcorpora(pooled, {"tiny": ["the man"]})
+
+
+def test_the_plan_reports_what_the_library_computes_and_projects_by_the_square_root_rule(pooled):
+    """se now is the delta method's; se(k) = se / sqrt(k); the MDEs invert the power of the library's test;
+    max D is the fewest contexts (nonzeros of the words' rows) minus one."""
+    statistic = cosine_statistic([("man", "woman")])
+    kv = pooled.keyed_vectors
+    plan = glovev_ext.plan_study(kv, {"man-woman": statistic}, corpus_scales=(1, 4))
+    now = kv.similarity_test("man", "woman", method="delta")
+    row = plan.statistics.loc["man-woman"]
+    assert row["std err"] == pytest.approx(now.std_error, rel=1e-12) and row["estimate"] == pytest.approx(now.estimate)
+    projected = plan.projection.loc[("man-woman", 4.0)]
+    assert projected["std err"] == pytest.approx(now.std_error / 2, rel=1e-12)
+    mde = minimum_detectable_effect(now.std_error / 2, at=now.estimate, df=now.df, bounds=(-1, 1), scale="bounded")
+    assert projected["MDE"] == pytest.approx(mde, rel=1e-9)
+    assert power(mde, now.std_error / 2, at=now.estimate, df=now.df, bounds=(-1, 1), scale="bounded") == \
+        pytest.approx(0.8, abs=1e-8)
+    assert projected["MDE, two corpora"] == pytest.approx(minimum_detectable_effect(
+        np.sqrt(2) * now.std_error / 2, df=now.df, bounds=(-2, 2), scale="bounded"), rel=1e-9)
+    assert plan.projection.loc[("man-woman", 1.0), "MDE"] > projected["MDE"]
+    contexts = np.diff(pooled.cooccurrence.indptr)
+    words = list(pooled.cooccurrence.words)
+    assert row["max D"] == min(contexts[words.index("man")], contexts[words.index("woman")]) - 1
+    assert "se(k) = se / sqrt(k)" in str(plan)
+
+
+def test_a_plan_refuses_what_it_cannot_plan(pooled):
+    kv = pooled.keyed_vectors
+    with pytest.raises(ValueError, match="single-valued"):
+        glovev_ext.plan_study(kv, {"two": cosine_statistic([("man", "woman"), ("man", "boy")])})
+    with pytest.raises(ValueError, match="corpus_scales must be positive"):
+        glovev_ext.plan_study(kv, cosine_statistic([("man", "woman")]), corpus_scales=(1, 0))
+    with pytest.raises(glovev_ext.UndefinedCovarianceError, match="zzzz"):
+        glovev_ext.plan_study(kv, cosine_statistic([("man", "zzzz")]))
