@@ -21,9 +21,9 @@ from scipy.stats import rankdata
 from statsmodels.iolib.summary import Summary
 
 from .._deprecation import positional_significance_level
+from ..covariance import UndefinedCovarianceError
 from ._summary import notes, render
 from .estimation import word_caveats
-from ..covariance import UndefinedCovarianceError
 from .monte_carlo import draw_values
 from .results import MONTE_CARLO, InferenceResult, ResultFamily
 from .semeval import SemEvalRelation, majority_masks, maxdiff_to_scale
@@ -48,7 +48,6 @@ class _ScoredRelation:
     pairs: np.ndarray          # (P, 2) word positions of the rated pairs
     paradigms: np.ndarray      # (G, 2) word positions of the usable paradigm pairs
     questions: np.ndarray      # (Q, 4) pair positions of the questions whose pairs are all rated
-    question_rows: tuple       # their positions in relation.questions
     least: np.ndarray          # (Q, 4) majority least-illustrative choices
     most: np.ndarray           # (Q, 4) majority most-illustrative choices
     gold_pairs: np.ndarray     # pair positions that have a gold rating
@@ -273,7 +272,7 @@ def _scored(kv: EmbeddingWithCovariance, relation: SemEvalRelation, fold, missin
         pairs=np.array([[positions[w] for w in words(pair)] for pair in pairs]),
         paradigms=np.array([[positions[w] for w in words(pair)] for pair in paradigms]),
         questions=np.array([[pair_position[p] for p in relation.questions[q]] for q in question_rows]),
-        question_rows=question_rows, least=least, most=most, gold_pairs=np.array(gold_pairs),
+        least=least, most=most, gold_pairs=np.array(gold_pairs),
         gold_ranks=rankdata([gold[pairs[k]] for k in gold_pairs]), random=random), dropped
 
 
