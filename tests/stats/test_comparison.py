@@ -282,14 +282,14 @@ def test_vector_change_pvalues_are_uniform_under_the_null(simulation, null_draws
     test that its vector is the same in both has uniform p-values, with F(D, nu) and with chi2(D)."""
 
     word = simulation.pair[0]
-    hotelling, chi2 = [], []
+    with_f, chi2 = [], []
     for draws in null_draws:
         first, second = Drawn(draws[0]), Drawn(draws[1])
         frame = vector_change_test(first, second, [word])
         assert np.isfinite(frame["df"].iloc[0])
-        hotelling.append(frame["P>chi2"].iloc[0])
+        with_f.append(frame["P>chi2"].iloc[0])
         chi2.append(vector_change_test(first, second, [word], use_t=False)["P>chi2"].iloc[0])
-    uniform_f, uniform_chi2 = stats.kstest(hotelling, "uniform").pvalue, stats.kstest(chi2, "uniform").pvalue
+    uniform_f, uniform_chi2 = stats.kstest(with_f, "uniform").pvalue, stats.kstest(chi2, "uniform").pvalue
     record_property("vector_change_ks_pvalue_f", uniform_f)
     record_property("vector_change_ks_pvalue_chi2", uniform_chi2)
     assert uniform_f > 0.01 and uniform_chi2 > 0.01, (uniform_f, uniform_chi2)
