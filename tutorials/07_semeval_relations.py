@@ -37,9 +37,8 @@ draws = 200 if QUICK else 1000
 result = evaluate_relational_similarity(kv, relations, n_draws=draws, random_state=0, missing="drop")
 print(result.summary())
 print()
-for subcategory, label in zip(result.subcategories, result.labels):
-    print(f"{label}: {result.n_pairs[result.subcategories.index(subcategory)]} of "
-          f"{len(relations[subcategory].pairs)} pairs rated")
+for subcategory, label, rated in zip(result.subcategories, result.labels, result.n_pairs):
+    print(f"{label}: {rated} of {len(relations[subcategory].pairs)} pairs rated")
 print()
 print("Better than random? (one-sided; the paper: p = 0.08, < 0.001, 0.02, 0.08 for MaxDiff on COHA)")
 print(result.versus_random().summary_frame().round(4).to_string())

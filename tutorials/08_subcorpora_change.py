@@ -5,8 +5,10 @@ the pooled context vectors (``glovev_ext.fit_subcorpora``), so a word's vector i
 its vector in fiction are points of the same space, with independent GloVe-V covariances (the
 genres share no text). No alignment (Procrustes) is needed, and every comparison gets a standard
 error:
-- self-similarity cos(w in press, w in fiction) with its interval (noise alone keeps it below 1);
-- a Wald test that the word's vector is the same in both genres (Holm-corrected over the words);
+- self-similarity cos(w in press, w in fiction) with its interval (noise alone keeps it below 1, and
+  near 1 the interval does not hold its coverage: docs/method.md 7.3, and the result says so);
+- a Wald test that the word's vector is the same in both genres (Holm-corrected over the words): the
+  calibrated test of change;
 - the same statistic in three genres, compared with ``compare_models`` (equality and pairwise);
 - a word's nearest neighbours in each genre, with their intervals.
 Corpus: ../shared/data/brown (1.16M tokens; genres from brown_docs_meta.tsv: press = news,

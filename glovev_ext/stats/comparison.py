@@ -45,17 +45,20 @@ class ModelComparison:
         One row per model (named by its label), with a diagonal covariance.
     covariate : ndarray or None
         An ordered covariate of the models (e.g. the decade), for :meth:`trend`.
-    statistic : str
-        What was estimated (the first result's name).
     """
 
     family: ResultFamily
     covariate: np.ndarray | None = None
-    statistic: str = ""
 
     @property
     def labels(self) -> tuple:
+        """The models' names."""
         return self.family.names
+
+    @property
+    def statistic(self) -> str:
+        """What was estimated (the first result's name)."""
+        return self.family.name
 
     def equality(self) -> ContrastResults:
         """Welch's test that the k values are equal (Cochran's Q when every reference is normal).
@@ -199,8 +202,7 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
     joint_draws = all(r.method == MONTE_CARLO and d is not None for r, d in zip(results, draws)) and \
         len({len(d) for d in draws}) == 1
     delta = np.array([r.delta_std_error for r in results])
-    methods = sorted({r.method for r in results})
-    method = MONTE_CARLO if joint_draws else " / ".join(m for m in methods if m != MONTE_CARLO or len(methods) == 1)
+    method = " / ".join(sorted({r.method for r in results}))  # draws join the intervals only when all have them
     family = ResultFamily(name=results[0].name, names=tuple(labels), estimates=np.array([r.estimate for r in results]),
                           covariance=np.diag(errors**2), method=method,
                           uncertainty=results[0].uncertainty,
@@ -212,4 +214,4 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
                           scale=results[0].scale,
                           method_reason="; ".join(dict.fromkeys(r.method_reason for r in results if r.method_reason)),
                           delta_covariance=np.diag(delta**2) if joint_draws and np.isfinite(delta).all() else None)
-    return ModelComparison(family, covariate, results[0].name)
+    return ModelComparison(family, covariate)

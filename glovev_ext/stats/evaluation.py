@@ -24,6 +24,17 @@ from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usab
 _NOT_SMOOTH = "Monte Carlo: ranks are not smooth functions of the vectors, so the delta method does not apply"
 
 
+def rank_correlation(values: np.ndarray, reference_ranks: np.ndarray) -> np.ndarray:
+    """Spearman correlation of each row of ``values`` (``(..., n)``, ranked along the last axis) with fixed ranks.
+
+    The Pearson correlation of average ranks, as scipy's ``spearmanr`` computes it; vectorised over draws.
+    """
+    ranks = rankdata(values, axis=-1)
+    centred = ranks - ranks.mean(axis=-1, keepdims=True)
+    reference = np.asarray(reference_ranks, dtype=np.float64) - np.mean(reference_ranks)
+    return (centred @ reference) / (np.linalg.norm(centred, axis=-1) * np.linalg.norm(reference))
+
+
 def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: bool = True) -> list[tuple]:
     """``(word1, word2, score)`` rows of a similarity benchmark file (gensim's format; ``#`` lines skipped)."""
     rows = []
@@ -78,11 +89,7 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     human_ranks = rankdata(human)
 
     def spearman(vectors):
-        model_ranks = rankdata(cosines(vectors, left, right), axis=-1)
-        centred_model = model_ranks - model_ranks.mean(axis=-1, keepdims=True)
-        centred_human = human_ranks - human_ranks.mean()
-        return (centred_model @ centred_human) / (np.linalg.norm(centred_model, axis=-1)
-                                                  * np.linalg.norm(centred_human))
+        return rank_correlation(cosines(vectors, left, right), human_ranks)
 
     words = resolve(kv, keys)
     estimate = float(spearmanr(cosines(words.vectors, left, right), human)[0])

@@ -24,6 +24,7 @@ from .._deprecation import positional_significance_level
 from ..covariance import UndefinedCovarianceError
 from ._summary import notes, render
 from .estimation import word_caveats
+from .evaluation import rank_correlation
 from .monte_carlo import draw_values
 from .results import MONTE_CARLO, InferenceResult, ResultFamily
 from .semeval import SemEvalRelation, majority_masks, maxdiff_to_scale
@@ -66,11 +67,7 @@ class _ScoredRelation:
         least = np.take_along_axis(np.broadcast_to(self.least, asked.shape), asked.argmin(axis=-1)[..., None], -1)
         most = np.take_along_axis(np.broadcast_to(self.most, asked.shape), asked.argmax(axis=-1)[..., None], -1)
         accuracy = (least[..., 0].sum(axis=-1) + most[..., 0].sum(axis=-1)) / (2 * len(self.questions))
-        ranks = rankdata(ratings[..., self.gold_pairs], axis=-1)
-        centred = ranks - ranks.mean(axis=-1, keepdims=True)
-        gold = self.gold_ranks - self.gold_ranks.mean()
-        spearman = (centred @ gold) / (np.linalg.norm(centred, axis=-1) * np.linalg.norm(gold))
-        return np.stack([accuracy, spearman], axis=-1)
+        return np.stack([accuracy, rank_correlation(ratings[..., self.gold_pairs], self.gold_ranks)], axis=-1)
 
 
 @dataclass(frozen=True)
@@ -91,8 +88,6 @@ class RelationalSimilarity:
         ``"4b CONTRAST: Contrary"`` for each.
     n_pairs, n_questions : tuple of int
         Pairs rated and MaxDiff questions answered in each (those whose words are all usable).
-    dropped : tuple of str
-        Pairs (and paradigm pairs) left out, with their relation and reasons.
     """
 
     model: ResultFamily
@@ -101,7 +96,11 @@ class RelationalSimilarity:
     labels: tuple
     n_pairs: tuple
     n_questions: tuple
-    dropped: tuple = ()
+
+    @property
+    def dropped(self) -> tuple:
+        """Pairs, paradigm pairs and relations left out, with their relation and reasons."""
+        return self.model.dropped
 
     @property
     def method(self) -> str:
@@ -233,7 +232,7 @@ def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mappi
     return RelationalSimilarity(model, random, tuple(one.relation.subcategory for one in scored),
                                 tuple(one.relation.label for one in scored),
                                 tuple(len(one.pairs) for one in scored),
-                                tuple(len(one.questions) for one in scored), tuple(dropped))
+                                tuple(len(one.questions) for one in scored))
 
 
 def _scored(kv: EmbeddingWithCovariance, relation: SemEvalRelation, fold, missing: str,

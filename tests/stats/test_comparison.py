@@ -199,7 +199,15 @@ def test_labels_and_summary():
     assert comparison.labels == ("1850s", "1900s")
     assert comparison.statistic == "statistic 0"
     assert compare_models(linear_results()[:2]).labels == ("model 1", "model 2")
-    assert "Equality of the 2 values (Welch)" in str(comparison.summary())
+    test = comparison.equality()
+    assert (f"Equality of the 2 values (Welch): F = {float(test.fvalue):.3f} on (1, {test.df_denom:.1f}) df, "
+            f"p = {float(test.pvalue):.4g}") in str(comparison.summary())
+    trended = compare_models(linear_results()[:3], covariate=[1850, 1900, 1950])
+    slope = trended.trend()
+    low, high = slope.conf_int()
+    assert (f"Trend per unit of the covariate: {slope.estimate:.4g} [{low:.4g}, {high:.4g}], p = {slope.pvalue:.4g}"
+            in str(trended.summary()))
+    np.testing.assert_allclose(trended.summary_frame()["covariate"], [1850, 1900, 1950])
     normal = compare_models(linear_results(dofs=np.full(5, np.inf)))
     assert "Cochran's Q" in str(normal.summary())
 
@@ -448,3 +456,41 @@ def test_a_word_missing_from_one_embedding_is_named(simulation, halves):
     assert any("not-a-word" in dropped for dropped in frame.attrs["dropped"])
     with pytest.raises(ValueError, match="two distinct names"):
         self_similarity(embeddings["first"], embeddings["second"], words[:1], labels=("A", "A"))
+
+
+def self_similarity_coverage(simulation, truth_cosine, replications=300):
+    """Coverage of self_similarity's delta-method interval for the frequent word, its vector in the second
+    'sub-corpus' turned away from the first by the angle whose cosine is truth_cosine."""
+    word = simulation.pair[0]
+    truth = simulation.simulator.truth[word]
+    generator = np.random.default_rng(31)
+    turn = generator.standard_normal(truth.size)
+    turn -= (turn @ truth) / (truth @ truth) * truth
+    shift = np.linalg.norm(truth) * np.tan(np.arccos(truth_cosine)) * turn / np.linalg.norm(turn)
+    shifted = truth + shift
+    assert shifted @ truth / np.linalg.norm(shifted) / np.linalg.norm(truth) == pytest.approx(truth_cosine)
+    covered = 0
+    for _ in range(replications):
+        first = Drawn(simulation.simulator.draw([word], generator))
+        second = Drawn(simulation.simulator.draw([word], generator, shifts={word: shift}))
+        low, high = self_similarity(first, second, [word], method="delta").conf_int()[0]
+        covered += low <= truth_cosine <= high
+    return covered / replications
+
+
+def test_self_similarity_intervals_cover_away_from_1_and_say_they_do_not_near_it(simulation, record_property):
+    coverage = self_similarity_coverage(simulation, 0.6)
+    record_property("self_similarity_coverage_0.6", coverage)
+    assert coverage >= 0.9
+    first = Drawn(simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(1)))
+    second = Drawn(simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(2)))
+    result = self_similarity(first, second, [simulation.pair[0]], method="delta")
+    assert "do not hold their coverage near 1" in str(result.summary())
+
+
+@pytest.mark.xfail(strict=True, reason="self-similarity near 1: noise bias beyond the delta method's error "
+                                       "(docs/method.md 7.3; measured 0.76 for this word)")
+def test_self_similarity_intervals_cover_a_true_value_of_0_9(simulation, record_property):
+    coverage = self_similarity_coverage(simulation, 0.9)
+    record_property("self_similarity_coverage_0.9", coverage)
+    assert coverage >= 0.935

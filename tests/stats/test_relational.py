@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -208,6 +209,10 @@ def test_summary_shows_scores_and_the_random_baseline(result):
     np.testing.assert_allclose(frame["score"], result.model.estimates)
     np.testing.assert_allclose(frame["random"], result.random.estimates)
     np.testing.assert_allclose(frame["P (> random)"], result.versus_random().pvalues)
+    np.testing.assert_allclose(frame[["[0.025", "0.975]"]], result.model.conf_int())
+    np.testing.assert_allclose(frame[["random [0.025", "random 0.975]"]], result.random.conf_int())
+    np.testing.assert_allclose(frame["std err"], np.std(result.model.draws, axis=0, ddof=1))
+    assert (frame["pairs"] == result.n_pairs[0]).all() and (frame["questions"] == result.n_questions[0]).all()
     assert result.row("1a", "spearman") == "1a Spearman"
     with pytest.raises(KeyError, match="4b"):
         result.row("4b")
@@ -282,3 +287,32 @@ def test_cli_semeval_refuses_a_bad_compare_in_one_line(model_dir, capsys, compar
     assert status == 2, err
     assert len(lines) == 1 and lines[0].startswith("glovev: error:") and message in lines[0], err
     assert "Traceback" not in err
+
+
+def test_cli_semeval_compares_relations_as_the_library_does(stats_kv, model_dir, capsys, tmp_path):
+    """--compare 1a:1b prints each metric's difference as RelationalSimilarity.difference computes it (a copy of
+    the bundled release whose "1b" is 1a with its gold ratings reversed, so the Spearman scores differ)."""
+    release = tmp_path / "release"
+    shutil.copytree(SAMPLE_PATH, release)
+    for path in list(release.rglob("*-1a.txt")):
+        text = path.read_text(encoding="utf-8")
+        if path.name.startswith("GoldRatings"):
+            lines = text.splitlines()
+            rated = [line for line in lines if line.strip() and not line.startswith("#")]
+            scores = [line.split(None, 1)[0] for line in rated][::-1]
+            text = "\n".join(f"{score} {line.split(None, 1)[1]}" for score, line in zip(scores, rated)) + "\n"
+        path.with_name(path.name.replace("-1a", "-1b")).write_text(text, encoding="utf-8")
+    status = main(["semeval", str(model_dir), str(release), "--relations", "1a,1b", "--missing", "drop",
+                   "--draws", "200", "--compare", "1a:1b", "--format", "json"])
+    printed = json.loads(capsys.readouterr().out)["rows"]
+    assert status == 0
+    expected = evaluate_relational_similarity(stats_kv, read_semeval2012(release, ["1a", "1b"]), n_draws=200,
+                                              random_state=0, missing="drop")
+    for metric in ("maxdiff", "spearman"):
+        difference = expected.difference("1a", "1b", metric)
+        row = printed[difference.name]
+        assert row["score"] == pytest.approx(difference.estimate, rel=1e-9, abs=1e-12)
+        assert row["std err"] == pytest.approx(difference.std_error, rel=1e-9, abs=1e-12)
+        if np.isfinite(difference.pvalue):
+            assert row["P (two-sided)"] == pytest.approx(difference.pvalue, rel=1e-9)
+    assert printed["[1a Spearman] - [1b Spearman]"]["std err"] > 0
