@@ -24,22 +24,6 @@ DIM = 30
 TRUE_COSINES = (1.0, 0.99, 0.9, 0.6)
 
 
-class _Refit:
-    """One refit's vectors and covariances, as an embedding (``EmbeddingWithCovariance``)."""
-
-    def __init__(self, words):
-        self._words = {key: (vector, factor) for key, vector, factor in zip(words.keys, words.vectors, words.factors)}
-
-    def get_vector(self, key):
-        return self._words[key][0]
-
-    def unusable_reason(self, key):
-        return None if key in self._words else "not in the vocabulary"
-
-    def covariance_factor(self, key):
-        return self._words[key][1]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--replications", type=int, default=300)
@@ -67,8 +51,8 @@ def main() -> None:
             shift = np.linalg.norm(truth) * np.tan(np.arccos(cosine)) * turn
             covered, widths = 0, []
             for _ in range(args.replications):
-                first = _Refit(simulator.draw([word], generator))
-                second = _Refit(simulator.draw([word], generator, shifts={word: shift}))
+                first = simulator.draw([word], generator)  # resolved words are an embedding
+                second = simulator.draw([word], generator, shifts={word: shift})
                 low, high = self_similarity(first, second, [word], method="delta").conf_int()[0]
                 covered += low <= cosine <= high
                 widths.append(high - low)

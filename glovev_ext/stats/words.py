@@ -43,6 +43,9 @@ class EmbeddingWithCovariance(Protocol):
 class ResolvedWords:
     """Usable words with their trained vectors and covariance factors, in order.
 
+    They are an :class:`EmbeddingWithCovariance` themselves, so statistics of two embeddings (such as
+    :func:`~glovev_ext.stats.self_similarity`) take them, e.g. two refits of :class:`~glovev_ext.stats.RowSimulator`.
+
     Attributes
     ----------
     keys : tuple
@@ -53,6 +56,23 @@ class ResolvedWords:
     keys: tuple
     vectors: np.ndarray
     factors: tuple
+
+    def get_vector(self, key) -> np.ndarray:
+        """The vector of ``key``: resolved words are an embedding too (a simulated refit, for example)."""
+        return self.vectors[self._position(key)]
+
+    def unusable_reason(self, key) -> str | None:
+        """None for a resolved word (all are usable), else why not."""
+        return None if key in self.keys else NOT_IN_VOCABULARY
+
+    def covariance_factor(self, key) -> Factor:
+        """The covariance factor of ``key``."""
+        return self.factors[self._position(key)]
+
+    def _position(self, key) -> int:
+        if key not in self.keys:
+            raise KeyError(f"{key!r} is not among the resolved words")
+        return self.keys.index(key)
 
     def check_keys(self, keys: Sequence) -> None:
         """Refuse to stand for a statistic whose keys are not these words, in this order."""

@@ -214,22 +214,6 @@ def test_labels_and_summary():
 
 # ---------------------------------------------------------------- simulation with known truth
 
-class Drawn:
-    """The EmbeddingWithCovariance protocol over one draw's refitted vectors and covariances."""
-
-    def __init__(self, words: ResolvedWords):
-        self._words = {key: (vector, factor) for key, vector, factor in zip(words.keys, words.vectors, words.factors)}
-
-    def get_vector(self, key):
-        return self._words[key][0]
-
-    def unusable_reason(self, key):
-        return None if key in self._words else "not in the vocabulary"
-
-    def covariance_factor(self, key):
-        return self._words[key][1]
-
-
 @pytest.fixture(scope="module")
 def simulation(embedded_cooccurrence):
     """The D = 30 fit of test_coverage.py (exact conditioning), and a simulator of its two most frequent
@@ -292,7 +276,7 @@ def test_vector_change_pvalues_are_uniform_under_the_null(simulation, null_draws
     word = simulation.pair[0]
     with_f, chi2 = [], []
     for draws in null_draws:
-        first, second = Drawn(draws[0]), Drawn(draws[1])
+        first, second = draws[0], draws[1]
         frame = vector_change_test(first, second, [word])
         assert np.isfinite(frame["df"].iloc[0])
         with_f.append(frame["P>chi2"].iloc[0])
@@ -310,7 +294,7 @@ def test_vector_change_pvalues_are_uniform_under_the_null_for_a_word_with_few_co
     pvalues, dofs = [], []
     for _ in range(REPLICATIONS):
         first, second = (simulation.simulator.draw((word,), generator) for _ in range(2))
-        row = vector_change_test(Drawn(first), Drawn(second), [word]).iloc[0]
+        row = vector_change_test(first, second, [word]).iloc[0]
         pvalues.append(row["P>chi2"])
         dofs.append(row["df"])
     uniform = stats.kstest(pvalues, "uniform").pvalue
@@ -471,8 +455,8 @@ def self_similarity_coverage(simulation, truth_cosine, replications=300):
     assert shifted @ truth / np.linalg.norm(shifted) / np.linalg.norm(truth) == pytest.approx(truth_cosine)
     covered = 0
     for _ in range(replications):
-        first = Drawn(simulation.simulator.draw([word], generator))
-        second = Drawn(simulation.simulator.draw([word], generator, shifts={word: shift}))
+        first = simulation.simulator.draw([word], generator)
+        second = simulation.simulator.draw([word], generator, shifts={word: shift})
         low, high = self_similarity(first, second, [word], method="delta").conf_int()[0]
         covered += low <= truth_cosine <= high
     return covered / replications
@@ -482,8 +466,8 @@ def test_self_similarity_intervals_cover_away_from_1_and_say_they_do_not_near_it
     coverage = self_similarity_coverage(simulation, 0.6)
     record_property("self_similarity_coverage_0.6", coverage)
     assert coverage >= 0.9
-    first = Drawn(simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(1)))
-    second = Drawn(simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(2)))
+    first = simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(1))
+    second = simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(2))
     result = self_similarity(first, second, [simulation.pair[0]], method="delta")
     assert "do not hold their coverage near 1" in str(result.summary())
 

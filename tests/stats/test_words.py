@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import numpy as np
 
 import pytest
 
@@ -72,3 +73,18 @@ def test_transitional_defaults_warn_only_when_they_drop(stats_kv, recwarn):
         result = stats_kv.nearest_neighbors_test("man", ["woman", "boy", "zzzz"], n_draws=20)
     assert caught[0].filename == __file__  # the warning points at the caller, through the package's wrappers
     assert result.similarities.dropped == ("zzzz (not in the vocabulary)",)
+
+
+def test_resolved_words_are_an_embedding_of_their_own_words(stats_kv):
+    """What the engines hold can stand for the container (two simulated refits, say): same vectors and factors."""
+    words = stats.resolve(stats_kv, ["man", "woman"])
+    for word in ("man", "woman"):
+        np.testing.assert_array_equal(words.get_vector(word), stats_kv.get_vector(word))
+        np.testing.assert_array_equal(words.covariance_factor(word).dense(), stats_kv.covariance(word))
+        assert words.unusable_reason(word) is None
+    assert words.unusable_reason("boy") == stats.words.NOT_IN_VOCABULARY
+    with pytest.raises(KeyError, match="'boy' is not among the resolved words"):
+        words.get_vector("boy")
+    pair = stats.similarity(words, "man", "woman", method="delta")
+    assert pair.std_error == pytest.approx(stats_kv.similarity_test("man", "woman", method="delta").std_error,
+                                           rel=1e-12)
