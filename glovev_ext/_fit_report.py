@@ -39,8 +39,9 @@ def premise_lines(model) -> list[str]:
         return []
     share = outside_optimum_region(model)
     return [f"trained vectors outside the 95 % region of their weighted-least-squares optimum: {share:.0%} "
-            f"(median Mahalanobis distance {np.nanmedian(distance):.1f}; GloVe-V assumes they coincide, "
-            "docs/method.md section 6)"]
+            f"(median Mahalanobis distance {np.nanmedian(distance):.1f}): the optimum is the vector that best fits a "
+            "word's co-occurrences given the context vectors, and the covariances describe it; the intervals are "
+            "centred on the trained vectors as if the two coincided (README, 'Reading the fit report')"]
 
 
 def frequency_bands(counts: np.ndarray) -> list[tuple[int, int]]:

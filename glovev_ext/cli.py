@@ -1,14 +1,29 @@
-"""The ``glovev`` command line: fit a corpus into a saved model, then ask it questions with error bars."""
+"""The ``glovev`` command line: fit a corpus into a saved model, then ask it questions with error bars.
+
+Exit statuses follow the conventions of command-line tools: 0 success, 2 a problem with the
+command or its input (an option, a file, a word), 1 a problem of the environment (permissions, a
+full or read-only disk, a missing optional package), 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM). Each failure is one line on stderr; ``GLOVEV_TRACEBACK=1`` adds the traceback, for bug
+reports. When the reader of the output goes away (``glovev ... | head``), the rest of the output is
+discarded quietly and the command finishes its work (a fit still saves its model).
+"""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
+import os
+import signal
 import sys
+import textwrap
+import threading
 import time
+import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -20,27 +35,155 @@ from .counting import LineCorpus, default_corpus_path, load_default_corpus
 from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import fit_corpus, fit_metadata
-from .saved_model import load_model, save_model
+from .atomic import atomic_path, check_writable
+from .saved_model import METADATA_FILE, check_model_directory, load_model, save_model
 from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, PAPER_RELATIONS, SCALES,
                     evaluate_relational_similarity, read_semeval2012)
+from .stats.semeval import SAMPLE_PATH, available_subcategories
 
-EXIT_OK, EXIT_BAD_INPUT = 0, 2
+EXIT_OK, EXIT_ENVIRONMENT, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+TRACEBACK_VARIABLE = "GLOVEV_TRACEBACK"
+TABLE_WIDTH = 100
+DEFAULT_DRAWS = 2000
+# OSErrors about what the user asked for (exit 2), also as these codes; any other is the environment's (exit 1)
+_INPUT_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG}
+
+
+class _Terminated(SystemExit):
+    """SIGTERM, raised in the main thread so that temporaries are removed as for Ctrl-C.
+
+    A ``SystemExit``, because code that must not swallow an exit (tqdm's logging handler, for one)
+    re-raises ``KeyboardInterrupt`` and ``SystemExit`` from its bare ``except:`` clauses.
+    """
+
+    def __init__(self):
+        super().__init__(EXIT_TERMINATED)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``glovev`` command; returns the process exit status (0 ok, 2 bad input, 1 other error)."""
+    """Run the ``glovev`` command; returns the process exit status (see the module's docstring)."""
     parser = _build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     logging.getLogger("glovev_ext").setLevel(logging.WARNING if args.quiet else logging.INFO)
+    with _termination_raised():
+        try:
+            _check_query_options(args)
+            with logging_redirect_tqdm(), warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                status = args.run(args)
+            _flush_output()
+            return status
+        except (Exception, KeyboardInterrupt, _Terminated) as error:
+            if os.environ.get(TRACEBACK_VARIABLE, "") not in ("", "0"):
+                traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+            if isinstance(error, BrokenPipeError):
+                _silence_output()
+                return EXIT_OK
+            status, message = _failure(error)
+            if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):
+                message += _what_was_saved(args)
+            print(f"glovev: {message}", file=sys.stderr)
+            return status
+
+
+def _failure(error: BaseException) -> tuple[int, str]:
+    """The exit status and the one line that say what went wrong."""
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(error, _Terminated):
+        return EXIT_TERMINATED, "terminated"
+    if isinstance(error, OSError):
+        named = isinstance(error, (FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError))
+        status = EXIT_BAD_INPUT if named or error.errno in _INPUT_ERRNOS else EXIT_ENVIRONMENT
+        return status, f"error: {_os_message(error)}"
+    if isinstance(error, KeyError):
+        return EXIT_BAD_INPUT, f"error: {error.args[0] if error.args else error}"
+    if isinstance(error, (ValueError, TypeError)):
+        return EXIT_BAD_INPUT, f"error: {error}"
+    if isinstance(error, ImportError):
+        return EXIT_ENVIRONMENT, f"error: {error}"
+    if isinstance(error, MemoryError):
+        return EXIT_ENVIRONMENT, ("error: out of memory; try a smaller corpus, a higher --min-count, --max-vocab or "
+                                  "fewer --n-components")
+    return EXIT_ENVIRONMENT, (f"internal error ({type(error).__name__}: {error}); this is a bug: run the command again "
+                              f"with {TRACEBACK_VARIABLE}=1 and report the traceback")
+
+
+def _os_message(error: OSError) -> str:
+    """An OSError in one line: the file, what went wrong, and for a full disk what to do."""
+    reason = error.strerror or str(error)
+    text = f"{error.filename}: {reason}" if error.filename and str(error.filename) not in reason else reason
+    if error.errno == errno.ENOSPC:
+        text += " (free space there, or write elsewhere)"
+    return text
+
+
+def _what_was_saved(args: argparse.Namespace) -> str:
+    """After an interruption of ``glovev fit``: whether the model was saved, read from the output folder.
+
+    An interruption can arrive after the new model has replaced the old one and before the save
+    returns, so the folder, not the progress of the code, tells: it holds the new model when its
+    metadata is the fit's own (its stage timings make it unique).
+    """
+    if getattr(args, "command", None) != "fit":
+        return ""
+    fitted = getattr(args, "metadata", None)
     try:
-        with logging_redirect_tqdm(), warnings.catch_warnings():
-            warnings.showwarning = _show_warning
-            return args.run(args)
-    except (FileNotFoundError, ValueError, TypeError, KeyError, ImportError) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"glovev: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        written = json.loads((Path(args.output) / METADATA_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        written = None
+    if fitted is not None and written == json.loads(json.dumps(fitted, default=str)):
+        return f"; the model had been saved to {args.output}"
+    return f"; no model was saved, {args.output} is as it was"
+
+
+@contextmanager
+def _termination_raised() -> Iterator[None]:
+    """SIGTERM raises :class:`_Terminated` while the command runs (in the main thread), as Ctrl-C raises."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise _Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """Progress bars: on a terminal, unless ``--quiet`` (a log or a pipe gets the log lines only)."""
+    return not args.quiet and sys.stderr.isatty()
+
+
+def _say(text: str = "") -> None:
+    """Print a line of the command's output; once the reader has gone (a closed pipe), print nothing more."""
+    try:
+        print(text)
+    except BrokenPipeError:
+        _silence_output()
+
+
+def _flush_output() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_output()
+
+
+def _silence_output() -> None:
+    """Point standard output at the null device, so neither later lines nor the final flush fail."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -63,7 +206,10 @@ class _RenamedOption(argparse.Action):
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="glovev", description="GloVe embeddings with error bars (GloVe-V).")
+    parser = argparse.ArgumentParser(prog="glovev", description="GloVe embeddings with error bars (GloVe-V).",
+                                     epilog=f"Exit status: 0 done, 2 a problem with the command or its input, 1 a "
+                                            f"problem of the environment, 130 interrupted. {TRACEBACK_VARIABLE}=1 "
+                                            "prints the traceback of a failure.")
     subcommands = parser.add_subparsers(dest="command", required=True)
 
     fit = _subcommand(subcommands, "fit", _run_fit, "count a corpus, train GloVe and compute GloVe-V covariances",
@@ -73,7 +219,11 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("corpus", nargs="?", help="corpus file or folder (default: the embedded corpus)")
     fit.add_argument("--glove-folder", help="folder of Stanford GloVe output (vocab.txt, cooccurrence.bin, "
                                             "vectors.bin) instead of a corpus")
-    fit.add_argument("--output", default="glovev_model", help="model directory to write (default ./glovev_model)")
+    fit.add_argument("--output", default="glovev_model",
+                     help="model folder to write (default ./glovev_model); an existing folder is replaced only if it "
+                          "is a saved model or empty, and is checked before any work")
+    fit.add_argument("--overwrite", action="store_true",
+                     help="replace whatever is at --output, a folder with other files in it or a file")
     fit.add_argument("--n-components", type=int, default=50,
                      help="embedding dimension D (default 50); with --glove-folder, the D of a vectors.txt "
                           "(vectors.bin tells its own)")
@@ -94,7 +244,7 @@ def _build_parser() -> argparse.ArgumentParser:
                           "training) (default trained)")
     fit.add_argument("--sweeps", type=int, default=2, help="sweeps of --point-estimate alternating (default 2)")
     _add_n_jobs(fit)
-    _add_random_state(fit, "seeds training")
+    _add_random_state(fit, "random seed of training (default 0)")
 
     similarity = _query(subcommands, "similarity", _run_similarity, "cosine similarity of two words with an "
                         "interval and p-value; with --versus, the difference from a second pair")
@@ -103,16 +253,15 @@ def _build_parser() -> argparse.ArgumentParser:
     similarity.add_argument("--versus", nargs=2, metavar=("WORD3", "WORD4"),
                             help="test cos(word1, word2) - cos(word3, word4) with their joint covariance")
     similarity.add_argument("--null", type=float, default=0.0, help="null value (default 0)")
-    _add_test_options(similarity)
+    _add_statistic_options(similarity, tests=True)
 
     neighbors = _query(subcommands, "neighbors", _run_neighbors, "nearest neighbours with intervals, tests "
                        "between adjacent ranks and rank probabilities", NEIGHBOR_COLUMNS)
     neighbors.add_argument("word")
     neighbors.add_argument("--topn", type=int, default=10, help="neighbours from the vocabulary (default 10)")
     neighbors.add_argument("--candidates", help="candidate words: a file (one per line) or a comma-separated list")
-    neighbors.add_argument("--draws", type=int, default=2000, help="Monte Carlo draws for ranks (default 2000)")
     neighbors.add_argument("--plot", help="also write a forest plot to this PNG")
-    _add_test_options(neighbors, alternative=False, transitional_missing=True)
+    _add_statistic_options(neighbors, tests=True, alternative=False)
 
     weat = _query(subcommands, "weat", _run_weat, "WEAT effect size and statistic with GloVe-V errors, and the "
                   "classic permutation test")
@@ -122,94 +271,111 @@ def _build_parser() -> argparse.ArgumentParser:
     weat.add_argument("--ddof", type=int, default=1, help="ddof of the effect size's standard deviation (default 1)")
     weat.add_argument("--permutations", type=int, default=None,
                       help="sampled permutations (default: exact when there are at most 100,000 partitions)")
-    _add_test_options(weat)
+    _add_statistic_options(weat, tests=True)
 
     bias = _query(subcommands, "bias", _run_bias, "Garg et al. cosine bias of attributes between two groups")
     bias.add_argument("--group-a", required=True, help="group A words (file or comma-separated)")
     bias.add_argument("--group-b", required=True, help="group B words (file or comma-separated)")
     bias.add_argument("--attributes", required=True, help="attribute words (file or comma-separated)")
-    _add_test_options(bias)
+    _add_statistic_options(bias, tests=True)
 
     evaluate = _query(subcommands, "evaluate", _run_evaluate, "Spearman correlation with a word-similarity "
-                      "benchmark, with a Monte Carlo interval")
+                      "benchmark, with a Monte Carlo interval", _MONTE_CARLO_ONLY)
     evaluate.add_argument("--pairs", help="benchmark file: word1<TAB>word2<TAB>score (default: gensim's "
                                           "WordSim-353)")
-    evaluate.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws (default 1000)")
-    _add_missing(evaluate, transitional=True)
-    _add_random_state(evaluate, "seeds the draws")
+    _add_statistic_options(evaluate, tests=False)
 
     semeval = _query(subcommands, "semeval", _run_semeval, "SemEval-2012 Task 2 (relational similarity, the "
                      "paper's Fig. 6): MaxDiff accuracy and Spearman per relation with Monte Carlo intervals, "
-                     "against the Random baseline, and tests between relations")
-    semeval.add_argument("data", help="the SemEval-2012 Task 2 folder (holding SemEval-2012-Complete-Data-Package, "
-                                      "and SemEval-2012-Gold-Ratings and SemEval-2012-Baselines)")
-    semeval.add_argument("--relations", default=",".join(PAPER_RELATIONS),
+                     "against the Random baseline, and tests between relations", _MONTE_CARLO_ONLY)
+    semeval.add_argument("data", nargs="?",
+                         help="the SemEval-2012 Task 2 folder (holding SemEval-2012-Complete-Data-Package, and "
+                              "SemEval-2012-Gold-Ratings and SemEval-2012-Baselines); default: the bundled sample, "
+                              f"subcategory 1a only ({SAMPLE_PATH})")
+    semeval.add_argument("--relations",
                          help="subcategory ids, comma-separated, or 'all' (default: the paper's four, "
-                              f"{', '.join(PAPER_RELATIONS)})")
+                              f"{', '.join(PAPER_RELATIONS)}, when the folder holds them, else all it holds)")
     semeval.add_argument("--compare", action="append", default=[], metavar="ID1:ID2",
                          help="test that two relations score the same (both metrics; repeatable)")
-    semeval.add_argument("--draws", type=int, default=1000, help="Monte Carlo draws and random ratings (default 1000)")
     semeval.add_argument("--plot", help="also write the figure (scores and Random baseline with intervals) to this PNG")
-    _add_missing(semeval)
-    _add_random_state(semeval, "seeds the draws and random ratings")
+    _add_statistic_options(semeval, tests=False)
 
-    plot = _query(subcommands, "plot", _run_plot, "write a figure as a PNG: variance against frequency, or "
-                  "uncertainty ellipses of words")
+    plot = _subcommand(subcommands, "plot", _run_plot, "write a figure as a PNG: variance against frequency, or "
+                       "uncertainty ellipses of words")
+    _add_model(plot)
     plot.add_argument("figure", choices=("variance", "ellipses"))
     plot.add_argument("--words", help="words for the ellipses (file or comma-separated)")
     plot.add_argument("--output", required=True, help="PNG file to write")
-    _add_random_state(plot, "seeds the sampled words and draws")
+    _add_random_state(plot, "random seed of the sampled words and draws (default 0)")
 
-    _query(subcommands, "info", _run_info, "what a saved model is: its corpus (and checksum), every setting of "
-           "the fit, the package version, its counts and its size")
+    info = _subcommand(subcommands, "info", _run_info, "what a saved model is: its corpus (and checksum), every "
+                       "setting of the fit, the package version, its counts and its size")
+    _add_model(info)
+    info.add_argument("--format", choices=("table", "json"), default="table",
+                      help="output format: table (one setting per line) or json (the model's metadata) "
+                           "(default table)")
     return parser
+
+
+_MONTE_CARLO_ONLY = ("Its intervals are Monte Carlo over draws of the embedding: statistics of ranks have no "
+                     "gradient, so there is no --method, --reference or --scale to choose.")
 
 
 def _subcommand(subcommands, name: str, run, summary: str, description: str | None = None):
     parser = subcommands.add_parser(name, help=summary, description=description or summary)
-    parser.add_argument("--quiet", action="store_true", help="no progress bars or log lines")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars or log lines (progress bars are shown on a terminal only)")
     parser.set_defaults(run=run)
     return parser
 
 
 def _query(subcommands, name: str, run, summary: str, description: str | None = None):
+    """A command that answers a question about a model with a table."""
     parser = _subcommand(subcommands, name, run, summary, description and f"{summary}. {description}")
-    parser.add_argument("model", help="model directory written by 'glovev fit', or a GloVe-V release folder (the "
-                                      "authors' layout: complete or approximate variances)")
+    _add_model(parser)
     parser.add_argument("--format", choices=("table", "csv", "json"), default="table",
                         help="output format: table (with the notes: method and why, reference distribution, "
                              "words dropped), csv (the rows, with a method column) or json ({\"method\", "
-                             "\"rows\", \"notes\"})")
+                             "\"rows\", \"notes\"}) (default table)")
     return parser
 
 
-def _add_test_options(parser, alternative: bool = True, transitional_missing: bool = False) -> None:
-    if alternative:
-        parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided")
-    parser.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
-                        help="auto: the delta method where it agrees with Monte Carlo, else Monte Carlo (default auto)")
-    parser.add_argument("--reference", choices=("t", "normal"), default="t",
-                        help="t with Welch-Satterthwaite degrees of freedom, or the paper's normal (default t)")
-    parser.add_argument("--scale", choices=SCALES, default="bounded",
-                        help="bounded: intervals stay in the statistic's range (Fisher's z for cosines); linear: the "
-                             "paper's symmetric intervals (default bounded)")
+def _add_model(parser) -> None:
+    parser.add_argument("model", help="model directory written by 'glovev fit', or a GloVe-V release folder (the "
+                                      "authors' layout: complete or approximate variances)")
+
+
+def _add_statistic_options(parser, *, tests: bool, alternative: bool = True) -> None:
+    """The options every command that estimates statistics shares: one name, one meaning, one default each.
+
+    ``tests``: the statistic is smooth, so the delta method, the reference distribution and the
+    scale of its intervals can be chosen (``alternative``: and the direction of its test).
+    """
+    if tests:
+        if alternative:
+            parser.add_argument("--alternative", choices=("two-sided", "larger", "smaller"), default="two-sided",
+                                help="the alternative hypothesis of the test (default two-sided)")
+        parser.add_argument("--method", choices=METHODS, default=DEFAULT_METHOD,
+                            help="auto: the delta method where it agrees with Monte Carlo, else Monte Carlo "
+                                 "(default auto)")
+        parser.add_argument("--reference", choices=("t", "normal"), default="t",
+                            help="t with Welch-Satterthwaite degrees of freedom, or the paper's normal (default t)")
+        parser.add_argument("--scale", choices=SCALES, default="bounded",
+                            help="bounded: intervals stay in the statistic's range (Fisher's z for cosines); linear: "
+                                 "the paper's symmetric intervals (default bounded)")
     parser.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
     parser.add_argument("--alpha", type=float, dest="confidence_level", action=_RenamedOption,
                         new_option="--confidence-level", convert=lambda alpha: 1 - alpha)
-    _add_missing(parser, transitional_missing)
-    _add_random_state(parser, "seeds Monte Carlo draws and sampled permutations")
+    parser.add_argument("--missing", choices=MISSING_CHOICES, default=DEFAULT_MISSING,
+                        help="words out of the vocabulary or without a covariance: refuse them (raise) or leave them "
+                             f"out and name them (drop) (default {DEFAULT_MISSING})")
+    parser.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
+                        help=f"Monte Carlo draws of the embedding (default {DEFAULT_DRAWS})")
+    _add_random_state(parser, "random seed of the Monte Carlo draws and sampled permutations (default 0)")
 
 
-def _add_missing(parser, transitional: bool = False) -> None:
-    default = (f"drop with a warning; {DEFAULT_MISSING} from glovev-ext 0.3, as for every command" if transitional
-               else DEFAULT_MISSING)
-    parser.add_argument("--missing", choices=MISSING_CHOICES, default=None if transitional else DEFAULT_MISSING,
-                        help=f"words out of the vocabulary or without covariance: refuse (raise) or leave out and "
-                             f"name (drop) (default: {default})")
-
-
-def _add_random_state(parser, what: str) -> None:
-    parser.add_argument("--random-state", type=int, default=0, help=f"random seed; {what} (default 0)")
+def _add_random_state(parser, description: str) -> None:
+    parser.add_argument("--random-state", type=int, default=0, help=description)
     parser.add_argument("--seed", type=int, dest="random_state", action=_RenamedOption, new_option="--random-state")
 
 
@@ -229,31 +395,34 @@ def _words(value: str) -> list[str]:
     raise FileNotFoundError(f"word list {value!r} is neither a file nor a comma-separated list")
 
 
-def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None, columns: str = "") -> None:
-    """Print a table with what ``result`` (a result object) rests on and what its ``columns`` mean.
+def _emit(frame: pd.DataFrame, fmt: str, title: str = "", result=None, extra_notes: Sequence[str] = ()) -> None:
+    """Print a table with what ``result`` (a result object) rests on, and ``extra_notes`` about its columns.
 
-    ``table``: the title, the table, the result's notes and the columns line; ``csv``: the table
-    with a ``method`` column; ``json``: ``{"method": ..., "rows": {row: {column: value}}, "notes": [...]}``.
+    ``table``: the title, the table (wrapped to :data:`TABLE_WIDTH` columns), the result's notes and
+    ``extra_notes``; ``csv``: the table with a ``method`` column; ``json``:
+    ``{"method": ..., "rows": {row: {column: value}}, "notes": [...]}``.
     """
     method = getattr(result, "method", None)
+    lines = (_result_notes(result) if result is not None else []) + list(extra_notes)
     if fmt == "csv":
         if method is not None:
             frame = frame.assign(method=method)
-        print(frame.to_csv(), end="")
+        _say(frame.to_csv().rstrip("\n"))
     elif fmt == "json":
         rows = json.loads(frame.to_json(orient="index"))
-        notes = (_result_notes(result) if result is not None else []) + ([columns] if columns else [])
-        print(json.dumps({"method": method, "rows": rows, "notes": notes}, indent=1))
+        _say(json.dumps({"method": method, "rows": rows, "notes": lines}, indent=1))
     else:
         if title:
-            print(title)
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            print(frame.to_string(float_format=lambda x: f"{x:.4g}", na_rep="-"))
-        if result is not None:
-            for line in _result_notes(result):
-                print(line)
-        if columns:
-            print(columns)
+            _say(_wrapped(title))
+        _say(frame.to_string(float_format=lambda x: f"{x:.4g}", na_rep="-", line_width=TABLE_WIDTH))
+        for line in lines:
+            _say(_wrapped(line))
+
+
+def _wrapped(text: str) -> str:
+    """A line of text wrapped to the table width, continuation lines indented."""
+    return "\n".join(textwrap.fill(line, TABLE_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+                     for line in text.splitlines())
 
 
 def _result_notes(result) -> list[str]:
@@ -262,7 +431,7 @@ def _result_notes(result) -> list[str]:
 
 
 def _inference_options(args: argparse.Namespace) -> dict:
-    return {"method": args.method, "use_t": args.reference == "t", "scale": args.scale}
+    return {"method": args.method, "use_t": args.reference == "t", "scale": args.scale, "n_draws": args.draws}
 
 
 _WORD_OPTIONS = ("word1", "word2", "word", "versus")
@@ -319,7 +488,8 @@ def _check_fit_options(args: argparse.Namespace) -> None:
 
 def _run_fit(args: argparse.Namespace) -> int:
     _check_fit_options(args)
-    show_progress = not args.quiet
+    check_model_directory(args.output, overwrite=args.overwrite)  # before any work: refused in a second, not after
+    show_progress = _progress(args)
     if args.glove_folder:
         if args.corpus:
             raise ValueError("give a corpus or --glove-folder, not both")
@@ -328,7 +498,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         model, kv = load_glove_folder(args.glove_folder, dim=args.n_components, x_max=args.x_max, alpha=args.alpha,
                                       n_jobs=args.n_jobs, conditioning=args.conditioning,
                                       point_estimate=args.point_estimate, n_sweeps=args.sweeps, progress=show_progress)
-        print(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
+        _say(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
         reading = time.perf_counter() - started - sum(model.fit_seconds_.values())
         metadata = fit_metadata(source=f"Stanford GloVe output in {args.glove_folder}", estimator=model,
                                 vectorizer=None, seconds={"read": reading, **model.fit_seconds_})
@@ -336,11 +506,11 @@ def _run_fit(args: argparse.Namespace) -> int:
         if args.corpus is None:
             corpus = load_default_corpus()
             source = f"the embedded default corpus ({default_corpus_path().name})"
-            print(f"corpus: {source}; no corpus given")
+            _say(f"corpus: {source}; no corpus given")
         else:
             corpus = LineCorpus(args.corpus)
             source = str(corpus.source)
-            print(f"corpus: {source}")
+            _say(f"corpus: {source}")
         fitted = fit_corpus(corpus, n_components=args.n_components, epochs=args.epochs, window=args.window,
                             min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
                             x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
@@ -348,26 +518,29 @@ def _run_fit(args: argparse.Namespace) -> int:
                             n_sweeps=args.sweeps, progress=show_progress, source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
-        print(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
+        _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
               f"{cooccurrence.shape[0]:,} words (min_count {args.min_count}), {cooccurrence.nnz:,} nonzero "
               f"co-occurrences, window {args.window}  [{seconds['count']:.1f} s, "
               f"{vectorizer.n_tokens_ / seconds['count'] / 1e6:.2f}M tokens/s]")
         costs = model.training_costs_
-        print(f"trained: D={args.n_components}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f}  "
-              f"[{seconds['train']:.1f} s]")
+        _say(f"trained: D={args.n_components}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f} (GloVe's "
+             f"weighted squared error per nonzero, first -> last epoch)  [{seconds['train']:.1f} s]")
         kv, metadata = fitted.keyed_vectors, fitted.metadata
     few = int((model.n_contexts_ <= kv.vector_size).sum())
     branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
               if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
-    print(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
-          f"{few:,} have {kv.vector_size} or fewer contexts)  [{model.fit_seconds_['covariances']:.1f} s]")
-    directory = save_model(args.output, kv, metadata)
+    _say(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
+         f"{few:,} have {kv.vector_size} or fewer contexts; a word without a covariance gets no interval)  "
+         f"[{model.fit_seconds_['covariances']:.1f} s]")
+    args.metadata = metadata  # what an interruption compares the output folder with
+    directory = save_model(args.output, kv, metadata, overwrite=args.overwrite)
     size = sum(path.stat().st_size for path in directory.iterdir())
-    print(f"saved: {directory} ({size / 1e6:,.0f} MB)")
+    _say(f"saved: {directory} ({size / 1e6:,.0f} MB)")
     for title, part in report_parts(kv, model):
         _report_part(title, part)
     probe = next((w for w in PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
-    print(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  (or glovev neighbors {directory} {probe})")
+    _say(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  "
+         f"(or glovev neighbors {directory} {probe})")
     return EXIT_OK
 
 
@@ -375,16 +548,27 @@ def _report_part(title: str, part) -> None:
     """One part of the fit report; the model is saved already, so a part that cannot be computed is a note."""
     try:
         for line in part():
-            print(line)
+            _say(line)
     except (ValueError, KeyError, ZeroDivisionError, IndexError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"{title}: not evaluated ({message})")
+        _say(f"{title}: not evaluated ({message})")
 
 
 def _partner(kv: KeyedVectorsWithVariance, word: str) -> str:
     """A second word for the suggested query: the next probe word in the vocabulary, else the most frequent other."""
     others = [w for w in PROBE_WORDS if w in kv.key_to_index and w != word]
     return others[0] if others else next((w for w in kv.index_to_key if w != word), word)
+
+
+def _check_query_options(args: argparse.Namespace) -> None:
+    """The counts a query takes, checked in the command line's words before the model is opened."""
+    for flag, minimum in (("--draws", 2), ("--topn", 2), ("--permutations", 1)):
+        value = getattr(args, flag[2:], None)
+        if value is not None and value < minimum:
+            raise ValueError(f"{flag} must be at least {minimum}, got {value}")
+    level = getattr(args, "confidence_level", None)
+    if level is not None and not 0 < level < 1:
+        raise ValueError(f"--confidence-level must be between 0 and 1 (e.g. 0.95), got {level}")
 
 
 def _run_similarity(args: argparse.Namespace) -> int:
@@ -402,12 +586,16 @@ def _run_similarity(args: argparse.Namespace) -> int:
 
 
 def _run_neighbors(args: argparse.Namespace) -> int:
+    _check_figure_path(args.plot)
     kv = _load(args)
-    result = kv.nearest_neighbors_test(args.word, args.candidates, args.topn, missing=args.missing, n_draws=args.draws,
-                                       random_state=args.random_state, **_inference_options(args))
+    result = kv.nearest_neighbors_test(args.word, args.candidates, args.topn, missing=args.missing,
+                                       random_state=args.random_state, progress=_progress(args),
+                                       **_inference_options(args))
+    among = (f"the {len(result.neighbors)} listed words" if args.candidates is None
+             else f"the {len(result.neighbors)} usable candidates")
     _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
-          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks)", result.similarities,
-          NEIGHBOR_COLUMNS)
+          f"nearest neighbours of {args.word!r} ({result.n_draws} draws for ranks among {among})",
+          result)
     if args.plot:
         from .plots import plot_neighbors
         _save_figure(plot_neighbors(result, confidence_level=args.confidence_level), args.plot)
@@ -425,8 +613,10 @@ def _run_weat(args: argparse.Namespace) -> int:
                                            else args.alternative)
     frame = family.summary_frame(confidence_level=args.confidence_level)
     frame["permutation p"] = [permutation.pvalue, permutation.pvalue]
-    _emit(frame, args.format, f"WEAT, {family.method}; permutation test over {permutation.draws.size} "
-                              f"partitions ({permutation.alternative}); dropped: {', '.join(family.dropped) or 'none'}", family)
+    permutations = (f"permutation p: the classic word-list permutation test over {permutation.draws.size:,} "
+                    f"partitions of the targets ({permutation.alternative}), the same for both rows")
+    _emit(frame, args.format, f"WEAT, {family.method}; dropped: {', '.join(family.dropped) or 'none'}", family,
+          extra_notes=[permutations])
     return EXIT_OK
 
 
@@ -444,76 +634,105 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     kv = _load(args)
     pairs = args.pairs or datapath("wordsim353.tsv")
     result = kv.evaluate_word_pairs_with_uncertainty(pairs, n_draws=args.draws, random_state=args.random_state,
-                                                     missing=args.missing)
-    _emit(result.summary_frame(), args.format, f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; "
-                                               f"{len(result.dropped)} pairs dropped", result)
+                                                     missing=args.missing, progress=_progress(args))
+    _emit(result.summary_frame(confidence_level=args.confidence_level), args.format,
+          f"{Path(pairs).name}: Monte Carlo over {args.draws} draws; {len(result.dropped)} pairs dropped", result)
     return EXIT_OK
 
 
 def _run_semeval(args: argparse.Namespace) -> int:
-    kv, metadata = _open_model(args.model)
-    lowercase = (metadata.get("counting") or {}).get("lowercase", False)
-    wanted = None if args.relations == "all" else [s.strip() for s in args.relations.split(",") if s.strip()]
+    _check_figure_path(args.plot)
     comparisons = [tuple(text.split(":")) for text in args.compare]
     for pair in comparisons:
         if len(pair) != 2 or not all(pair):
             raise ValueError(f"--compare takes two relation ids as ID1:ID2, got {':'.join(pair)!r}")
-    relations = read_semeval2012(args.data, wanted)
+    folder = args.data or SAMPLE_PATH
+    if args.data is None:
+        _say(_wrapped(f"SemEval-2012 data: the bundled sample (subcategory 1a only) in {SAMPLE_PATH}; give the "
+                      "release's folder for the others"))
+    if args.relations == "all":
+        wanted = None
+    elif args.relations:
+        wanted = [s.strip() for s in args.relations.split(",") if s.strip()]
+    else:
+        available = available_subcategories(folder)
+        wanted = list(PAPER_RELATIONS) if set(PAPER_RELATIONS) <= set(available) else available
+    kv, metadata = _open_model(args.model)
+    lowercase = (metadata.get("counting") or {}).get("lowercase", False)
+    relations = read_semeval2012(folder, wanted)
     result = evaluate_relational_similarity(kv, relations, n_draws=args.draws, random_state=args.random_state,
-                                            missing=args.missing, lowercase=lowercase)
-    frame = result.summary_frame()
+                                            missing=args.missing, lowercase=lowercase, progress=_progress(args))
+    level = args.confidence_level
+    frame = result.summary_frame(confidence_level=level).drop(columns=["relation", "metric"])  # the row names say
+    notes = [f"relations: {'; '.join(result.labels)}"]
     if comparisons:
         rows = [result.difference(first, second, metric) for first, second in comparisons
                 for metric in ("maxdiff", "spearman")]
-        frame = pd.concat([frame, pd.DataFrame({"score": [r.estimate for r in rows],
-                                                "std err": [r.std_error for r in rows],
-                                                "P (two-sided)": [r.pvalue for r in rows]},
-                                               index=[r.name for r in rows])])
+        intervals = [row.conf_int(confidence_level=level) for row in rows]
+        compared = pd.DataFrame({"score": [r.estimate for r in rows], "std err": [r.std_error for r in rows],
+                                 frame.columns[4]: [low for low, _ in intervals],
+                                 frame.columns[5]: [high for _, high in intervals],
+                                 "P (same)": [r.pvalue for r in rows]}, index=[r.name for r in rows])
+        frame = pd.concat([frame, compared])
+        notes.append("Rows [A] - [B]: the difference of two relations' scores (joint draws); P (same): the "
+                     "two-sided test that they score the same")
     _emit(frame, args.format, f"SemEval-2012 Task 2 in {args.model}: Monte Carlo over {args.draws} draws; "
-                              f"{len(result.dropped)} pairs dropped", result)
+                              f"{len(result.dropped)} pairs dropped", result, extra_notes=notes)
     if args.plot:
         from .plots import plot_relational_similarity
-        _save_figure(plot_relational_similarity(result)[0], args.plot)
+        _save_figure(plot_relational_similarity(result, confidence_level=level)[0], args.plot)
     return EXIT_OK
 
 
 def _run_info(args: argparse.Namespace) -> int:
     kv, metadata = _open_model(args.model)
     if args.format == "json":
-        print(json.dumps(metadata, indent=1))
+        _say(json.dumps(metadata, indent=1))
         return EXIT_OK
     directory = Path(args.model)
     size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
     with_covariance = sum(kv.has_covariance(key) for key in kv.index_to_key)
-    print(f"model: {directory} ({size / 1e6:,.1f} MB): {len(kv):,} words, D={kv.vector_size}, "
+    _say(f"model: {directory} ({size / 1e6:,.1f} MB): {len(kv):,} words, D={kv.vector_size}, "
           f"{with_covariance:,} with a covariance")
     for section, values in metadata.items():
         if isinstance(values, dict):
-            print(f"{section}:")
+            _say(f"{section}:")
             for name, value in values.items():
-                print(f"  {name}: {value}")
+                _say(f"  {name}: {value}")
         else:
-            print(f"{section}: {values}")
+            _say(f"{section}: {values}")
     return EXIT_OK
 
 
 def _run_plot(args: argparse.Namespace) -> int:
     from . import plots
+    _check_figure_path(args.output)
+    if args.figure == "ellipses" and not args.words:
+        raise ValueError("the ellipses figure needs --words")
     kv = _load(args)
     if args.figure == "variance":
         ax = plots.plot_variance_by_frequency(kv, random_state=args.random_state)
     else:
-        if not args.words:
-            raise ValueError("the ellipses figure needs --words")
         ax = plots.plot_uncertainty_ellipses(kv, args.words, random_state=args.random_state)
     _save_figure(ax, args.output)
     return EXIT_OK
 
 
+def _check_figure_path(path: str | None) -> None:
+    """A figure's file must be writable: found before the work, not after."""
+    if path is None:
+        return
+    if Path(path).is_dir():
+        raise IsADirectoryError(errno.EISDIR, f"{path} is a folder: give the figure a file name, "
+                                              f"e.g. {path}/figure.png")
+    check_writable(path, "the figure")
+
+
 def _save_figure(ax, path: str) -> None:
     ax.figure.tight_layout()
-    ax.figure.savefig(path, dpi=120)
-    print(f"figure written: {path}")
+    with atomic_path(path) as temporary:
+        ax.figure.savefig(temporary, dpi=120, format=Path(path).suffix.lstrip(".") or "png")
+    _say(f"figure written: {path}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
@@ -19,6 +20,7 @@ from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
 from .covariance import GloVeVEstimator
 from .glove import SCHEDULES
 from .keyed_vectors import KeyedVectorsWithVariance
+from .saved_model import check_model_directory, save_model
 
 METADATA_VERSION = 1
 
@@ -38,6 +40,8 @@ class FittedCorpus:
         Wall time of each stage: ``count``, ``train`` and ``covariances``.
     metadata : dict
         :func:`fit_metadata` of the fit.
+    output : Path or None
+        Where the model was saved (``fit_corpus(..., output=)``), else None.
     """
 
     keyed_vectors: KeyedVectorsWithVariance
@@ -46,6 +50,7 @@ class FittedCorpus:
     cooccurrence: CooccurrenceMatrix
     seconds: dict
     metadata: dict
+    output: Path | None = None
 
 
 def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, window: int = 8, min_count: int = 5,
@@ -53,7 +58,8 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int = 2, progress: bool = True,
-               source: str | None = None) -> FittedCorpus:
+               source: str | None = None, output: str | os.PathLike | None = None,
+               overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 
     Parameters
@@ -69,6 +75,12 @@ conditioning, point_estimate, n_sweeps
         Show progress bars.
     source : str, optional
         What the corpus is, for the metadata (the file of a ``LineCorpus`` by default).
+    output : str or path-like, optional
+        Save the model there (:func:`~glovev_ext.save_model`) when the fit is done. The folder is
+        checked before the corpus is read (:func:`~glovev_ext.saved_model.check_model_directory`),
+        so a location that cannot take the model fails at once, not after the fit.
+    overwrite : bool, default=False
+        Let ``output`` replace a folder that is not a saved model, or a file.
 
     Returns
     -------
@@ -80,8 +92,10 @@ conditioning, point_estimate, n_sweeps
                                 random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
                                 covariance_dtype=covariance_dtype, conditioning=conditioning,
                                 point_estimate=point_estimate, n_sweeps=n_sweeps, progress=progress)
-    vectorizer._validate_params()  # every option checked before the corpus is read
+    vectorizer._validate_params()  # every option, and the output folder, checked before the corpus is read
     estimator._check_params()
+    if output is not None:
+        check_model_directory(output, overwrite=overwrite)
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
     seconds = {"count": time.perf_counter() - started}
@@ -93,7 +107,9 @@ conditioning, point_estimate, n_sweeps
     checksum = corpus.sha256() if isinstance(corpus, LineCorpus) else None
     metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds,
                             corpus_sha256=checksum)
-    return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata)
+    if output is not None:
+        output = save_model(output, kv, metadata, overwrite=overwrite)
+    return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata, output)
 
 
 def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,

@@ -6,6 +6,7 @@ does, e.g. :func:`~glovev_ext.stats.cosine_bias_by_frequency` for Fig. 7a).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,6 +14,7 @@ import numpy as np
 from ._deprecation import RNG, SIGNIFICANCE_ALPHA, renamed_keywords, warn_renamed
 from .keyed_vectors import KeyedVectorsWithVariance
 from .stats import InferenceResult, NeighborsResult, RelationalSimilarity, cosine_bias_by_frequency
+from .stats.relational import METRICS
 
 _PSEUDO_INVERSE_COLOUR = "tab:orange"
 
@@ -77,32 +79,55 @@ def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray 
                                max_points: int = 5000, random_state=None):
     """L2 norm of each word's covariance diagonal against its frequency, both log10 (paper Fig. 3).
 
-    Words on the pseudo-inverse branch are marked in orange; a random sample of at most
-    ``max_points`` words with a covariance is drawn, in proportion to frequency as in the paper.
+    A random sample of at most ``max_points`` words with a covariance is drawn, in proportion to
+    frequency as in the paper, and the title says so. Words on the pseudo-inverse branch are marked
+    in orange; the legend names only the groups that have points.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    counts : ndarray, optional
+        Frequency of each word, in the order of ``kv.index_to_key``; gensim's ``count`` attribute
+        by default.
+    ax : matplotlib Axes, optional
+        A new figure by default.
+    max_points : int, default=5000
+    random_state : None, int or numpy Generator
+        Seeds the sample.
 
     Returns
     -------
     matplotlib.axes.Axes
     """
-    ax = _axes(ax)
-    counts = np.asarray(kv.expandos["count"] if counts is None else counts, dtype=np.float64)
-    keys = [key for key in kv.index_to_key if kv.has_covariance(key)]
-    positions = np.array([kv.get_index(key) for key in keys])
-    weights = counts[positions] / counts[positions].sum()
-    chosen = np.random.default_rng(random_state).choice(len(keys), size=min(max_points, len(keys)), replace=False,
-                                                        p=weights)
     store = kv.covariance_store
-    rows = np.array([kv.covariance_row(keys[k]) for k in chosen])
-    norms = np.linalg.norm(store.diagonal(rows), axis=1)
-    pseudo = store.pseudo_inverse[rows]
-    ax.scatter(np.log10(norms[~pseudo]), np.log10(counts[positions[chosen]][~pseudo]), s=5, alpha=0.5,
-               color="tab:blue", label="inverse")
-    ax.scatter(np.log10(norms[pseudo]), np.log10(counts[positions[chosen]][pseudo]), s=5, alpha=0.7,
-               color=_PSEUDO_INVERSE_COLOUR, label="pseudo-inverse")
+    if store is None:
+        raise ValueError("these vectors carry no covariances")
+    counts = np.asarray(kv.expandos["count"] if counts is None else counts, dtype=np.float64)
+    # the store row of every word at once: one call per word costs seconds on a full vocabulary
+    rows = np.asarray(kv.covariance_rows[:len(kv.index_to_key)], dtype=np.int64)
+    positions = np.flatnonzero(rows >= 0)
+    positions = positions[store.defined[rows[positions]]]
+    weights = counts[positions] / counts[positions].sum()
+    chosen = np.random.default_rng(random_state).choice(positions.size, size=min(max_points, positions.size),
+                                                        replace=False, p=weights)
+    norms = np.linalg.norm(store.diagonal(rows[positions[chosen]]), axis=1)
+    # a lazy store finds some words numerically singular only when it computes them
+    plotted = np.isfinite(norms)
+    norms, chosen = norms[plotted], chosen[plotted]
+    frequencies = counts[positions[chosen]]
+    pseudo = store.pseudo_inverse[rows[positions[chosen]]]
+    ax = _axes(ax)
+    for group, colour, opacity, label in ((~pseudo, "tab:blue", 0.5, "inverse"),
+                                          (pseudo, _PSEUDO_INVERSE_COLOUR, 0.7, "pseudo-inverse")):
+        if group.any():
+            ax.scatter(np.log10(norms[group]), np.log10(frequencies[group]), s=5, alpha=opacity, color=colour,
+                       label=label)
     ax.set_xlabel("log10 L2 norm of the covariance diagonal")
     ax.set_ylabel("log10 word frequency")
-    ax.set_title("GloVe-V variance against word frequency")
-    ax.legend(loc="upper right", markerscale=3)
+    ax.set_title(f"GloVe-V variance against word frequency\n{norms.size:,} of {positions.size:,} words with a "
+                 "covariance, sampled in proportion to frequency", fontsize="medium")
+    if norms.size:
+        ax.legend(loc="upper right", markerscale=3)
     return ax
 
 
@@ -141,8 +166,13 @@ def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | Non
     return ax
 
 
-def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confidence_level: float = 0.95):
+def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confidence_level: float = 0.95,
+                               min_questions: int = 2):
     """SemEval-2012 Task 2 per relation, the embedding beside the Random baseline (paper Fig. 6).
+
+    A relation answered on fewer than ``min_questions`` MaxDiff questions is left out, and the
+    title names it: one question's accuracy can only be 0, 0.5 or 1, and its interval says nothing.
+    The legend sits above the axes, where it cannot hide a relation.
 
     Parameters
     ----------
@@ -150,6 +180,8 @@ def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confi
     axes : pair of matplotlib Axes, optional
         For MaxDiff accuracy and Spearman correlation; a new figure by default.
     confidence_level : float, default=0.95
+    min_questions : int, default=2
+        Fewest MaxDiff questions a relation must have been scored on to be plotted.
 
     Returns
     -------
@@ -157,12 +189,13 @@ def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confi
     """
     import matplotlib.pyplot as plt
 
+    shown = [k for k, n in enumerate(result.n_questions) if n >= min_questions]
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(10, 1.8 + 0.5 * len(result.subcategories)))
+        _, axes = plt.subplots(1, 2, figsize=(10, 2.2 + 0.5 * len(shown)))
     axes = np.asarray(axes).ravel()
-    y = np.arange(len(result.subcategories))[::-1]
-    for ax, metric in zip(axes, ("maxdiff", "spearman")):
-        rows = [result.model.names.index(result.row(s, metric)) for s in result.subcategories]
+    y = np.arange(len(shown))[::-1]
+    for ax, metric in zip(axes, METRICS):
+        rows = [result.model.names.index(result.row(result.subcategories[k], metric)) for k in shown]
         for family, offset, colour, label in ((result.model, 0.12, "black", "GloVe"),
                                               (result.random, -0.12, "tab:grey", "Random baseline")):
             interval = family.conf_int(confidence_level=confidence_level)[rows]
@@ -170,11 +203,19 @@ def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confi
             ax.errorbar(estimates, y + offset, xerr=[estimates - interval[:, 0], interval[:, 1] - estimates],
                         fmt="o", color=colour, capsize=3, label=label)
         ax.set_yticks(y)
-        ax.set_xlabel(result.model.names[rows[0]].split(" ", 1)[1])
-    axes[0].set_yticklabels(result.labels)
+        ax.set_ylim(-0.5, max(len(shown), 1) - 0.5)  # one row a unit high, however few rows
+        ax.set_xlabel(METRICS[metric])
+    axes[0].set_yticklabels([result.labels[k] for k in shown])
     axes[1].set_yticklabels([])
-    axes[0].legend(loc="best", fontsize="small")
-    axes[0].figure.suptitle(f"SemEval-2012 Task 2, {confidence_level:.0%} Monte Carlo intervals")
+    if shown:
+        axes[0].legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, fontsize="small", frameon=False)
+    title = f"SemEval-2012 Task 2, {confidence_level:.0%} Monte Carlo intervals"
+    left_out = [f"{subcategory} ({n} question{'' if n == 1 else 's'})"
+                for subcategory, n in zip(result.subcategories, result.n_questions) if n < min_questions]
+    if left_out:
+        title += "\n" + textwrap.fill(f"not plotted, fewer than {min_questions} MaxDiff questions: "
+                                      f"{', '.join(left_out)}", width=110)
+    axes[0].figure.suptitle(title)
     return axes
 
 

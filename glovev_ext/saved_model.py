@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
 
 from ._deprecation import warn_renamed
-from .atomic import atomic_path
+from .atomic import atomic_path, check_writable, remove_stale_temporaries
 from .keyed_vectors import KeyedVectorsWithVariance
 
 VECTORS_FILE = "vectors.kv"
 METADATA_FILE = "metadata.json"
+_MODEL_FILE = re.compile(rf"{re.escape(VECTORS_FILE)}(\.[\w.]+\.npy)?|{re.escape(METADATA_FILE)}")
 
 
-def save_model(directory: str | os.PathLike, kv: KeyedVectorsWithVariance, metadata: dict | None = None) -> Path:
+def save_model(directory: str | os.PathLike, kv: KeyedVectorsWithVariance, metadata: dict | None = None, *,
+               overwrite: bool = False) -> Path:
     """Save ``kv`` (large arrays as separate memory-mappable files) and ``metadata`` into ``directory``.
 
     The model is written to a temporary folder beside the target and moved into place only when
-    complete; an existing model at ``directory`` is replaced only then.
+    complete. What is at ``directory`` is replaced only if it is a saved model (or an empty folder),
+    unless ``overwrite`` says otherwise; :func:`check_model_directory` runs first.
 
     Parameters
     ----------
@@ -29,21 +34,105 @@ def save_model(directory: str | os.PathLike, kv: KeyedVectorsWithVariance, metad
     kv : KeyedVectorsWithVariance
     metadata : dict, optional
         JSON-serialisable; :func:`glovev_ext.fit_corpus` gives the package's schema.
+    overwrite : bool, default=False
+        Replace whatever is at ``directory`` (a folder with other files, a file) and everything in it.
 
     Returns
     -------
     Path
         The model directory.
+
+    Raises
+    ------
+    FileExistsError
+        If ``directory`` holds something that is not a saved model and ``overwrite`` is False.
+    OSError
+        If the model cannot be written there (the message says why); a model already there is kept.
     """
     if isinstance(directory, KeyedVectorsWithVariance):
         warn_renamed("save_model(kv, directory)", "save_model(directory, kv): the path comes first, as in every "
                      "save and write function")
         directory, kv = kv, directory
-    target = Path(directory)
+    target = check_model_directory(directory, overwrite=overwrite)
+    remove_stale_temporaries(target)
     with atomic_path(target, directory=True) as staging:
         kv.save(str(staging / VECTORS_FILE), sep_limit=1 << 16)
         (staging / METADATA_FILE).write_text(json.dumps(metadata or {}, indent=1, default=str), encoding="utf-8")
+    return Path(directory)
+
+
+def check_model_directory(directory: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Check, before any work, that a model can be saved at ``directory``; return the path it will be written to.
+
+    A model may replace nothing, an empty folder, or a saved model (a folder holding only the files
+    :func:`save_model` writes); anything else only with ``overwrite``. The folder that will receive
+    the model must be writable: a temporary folder is created there and removed again.
+
+    Parameters
+    ----------
+    directory : str or path-like
+    overwrite : bool, default=False
+
+    Returns
+    -------
+    Path
+        ``directory`` made absolute, with symbolic links followed.
+
+    Raises
+    ------
+    FileExistsError
+        ``directory`` holds something else and ``overwrite`` is False.
+    NotADirectoryError
+        A folder on the way to ``directory`` is a file.
+    OSError
+        The location cannot be written (permissions, a read-only or full file system, a name too long).
+    """
+    target = Path(directory).expanduser().resolve()
+    if target == target.parent:
+        raise ValueError(f"cannot save a model as {target}: give a folder to create or replace")
+    if not overwrite:
+        _refuse_what_is_not_a_model(target, Path(directory))
+    check_writable(target, "a model")
     return target
+
+
+def _refuse_what_is_not_a_model(target: Path, given: Path) -> None:
+    if not os.path.lexists(target):
+        return
+    if not target.is_dir():
+        raise FileExistsError(errno.EEXIST, f"{given} is a file, not a model folder; choose another output, or "
+                                            "pass --overwrite (overwrite=True) to replace it")
+    entries = sorted(entry.name for entry in os.scandir(target))
+    if not entries:
+        return
+    foreign = _foreign_entries(target)
+    if (target / VECTORS_FILE).is_file() and _readable_metadata(target):
+        if not foreign:
+            return
+        raise FileExistsError(errno.EEXIST, f"{given} is a saved model that also holds {_some(foreign)}, which "
+                                            "replacing it would delete; move them, or pass --overwrite "
+                                            "(overwrite=True) to replace the folder and everything in it")
+    raise FileExistsError(errno.EEXIST, f"{given} is a folder that is not a glovev model (it holds "
+                                        f"{_some(entries)}); choose another output folder, or pass --overwrite "
+                                        "(overwrite=True) to replace it and everything in it")
+
+
+def _foreign_entries(directory: Path) -> list[str]:
+    """Entries of ``directory`` that :func:`save_model` does not write."""
+    return sorted(entry.name for entry in os.scandir(directory)
+                  if not (entry.is_file(follow_symlinks=False) and _MODEL_FILE.fullmatch(entry.name)))
+
+
+def _readable_metadata(directory: Path) -> bool:
+    try:
+        return isinstance(json.loads((directory / METADATA_FILE).read_text(encoding="utf-8")), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    listed = ", ".join(repr(name) for name in names[:shown])
+    return listed if len(names) <= shown else f"{listed} and {len(names) - shown:,} more"
 
 
 def load_model(directory: str | os.PathLike, mmap: str | None = "r") -> tuple[KeyedVectorsWithVariance, dict]:

@@ -8,14 +8,35 @@ import hashlib
 import lzma
 import zlib
 from collections.abc import Iterator
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
 DEFAULT_CORPUS_NAME = "gutenberg_us_sample.txt.gz"
 DEFAULT_CORPUS_MANIFEST = "gutenberg_us_sample_manifest.tsv"
 
+MAX_LINE_CHARACTERS = 1_000_000_000
+"""Longest line :class:`LineCorpus` reads, in characters.
+
+A document is held and counted whole, at several bytes of memory per character (2.0 GB for a
+289 MB line of 50M tokens), so a longer line is refused before it is read whole instead of
+running out of memory. It still admits one-line corpora such as text8 (100 MB) and fil9 (713 MB).
+"""
+
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 _COMPRESSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz"}
+
+# Leading bytes of what is given as a corpus by mistake; looked at only once a file fails to read
+# as text, so a text file is never refused for how it begins. UTF-32 comes before UTF-16, whose
+# little-endian mark begins UTF-32's.
+_SIGNATURES = (
+    (b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data"), (b"PK\x03\x04", "a zip archive"),
+    (b"%PDF-", "a PDF document"), (b"\x89PNG\r\n\x1a\n", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"), (b"\x7fELF", "a program (an ELF executable)"),
+    (b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"),
+)
+_NOT_A_CORPUS = "a corpus is UTF-8 text, one document per line"
 
 
 class LineCorpus:
@@ -37,8 +58,10 @@ class LineCorpus:
     FileNotFoundError
         If ``source`` does not exist or a folder holds no readable file.
     ValueError
-        While iterating, for a file that is not UTF-8, not the compression its name says, or
-        truncated: the message names the file and the line reached.
+        While iterating, for a file that is not UTF-8 text (binary, compressed under a name that
+        does not say so, or in another encoding), not the compression its name says, truncated,
+        or with a line longer than :data:`MAX_LINE_CHARACTERS`: the message names the file and
+        the line reached.
     """
 
     def __init__(self, source: str | Path, max_documents: int | None = None):
@@ -51,21 +74,28 @@ class LineCorpus:
 
     def __iter__(self) -> Iterator[str]:
         remaining = self.max_documents
+        limit = MAX_LINE_CHARACTERS
         for path in self._files():
             opener = _OPENERS.get(path.suffix, open)
             line_number = 0
             try:
                 with opener(path, "rt", encoding="utf-8") as stream:
-                    for line_number, line in enumerate(stream, 1):
+                    # One character more than the limit tells a line that is too long from one that fits.
+                    for line_number, line in enumerate(iter(partial(stream.readline, limit + 1), ""), 1):
                         if remaining is not None:
                             if remaining == 0:
                                 return
                             remaining -= 1
+                        if len(line) > limit and line[-1] != "\n":
+                            raise ValueError(f"{path}: line {line_number:,} is longer than {limit:,} characters: "
+                                             "a corpus holds one document per line (a paragraph or an article); "
+                                             "split the text into lines")
+                        if "\x00" in line:
+                            where = f"in line {line_number:,}" if line_number > 1 else "in its first line"
+                            raise ValueError(_not_text(path, where))
                         yield line.rstrip("\n")
             except UnicodeDecodeError as error:
-                where = f"after line {line_number}" if line_number else "in its first line"
-                raise ValueError(f"{path}: not UTF-8 text {where} (byte {error.object[error.start]:#04x}); "
-                                 "re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8") from None
+                raise ValueError(_not_utf8(path, line_number, error)) from None
             except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:
                 raise ValueError(_unreadable(path, line_number, error)) from None
 
@@ -85,6 +115,39 @@ class LineCorpus:
         if self.source.is_dir():
             return sorted(p for p in self.source.iterdir() if p.is_file() and not p.name.startswith("."))
         return [self.source]
+
+
+def _not_utf8(path: Path, line_number: int, error: UnicodeDecodeError) -> str:
+    """Why a corpus file does not decode as UTF-8 after ``line_number`` lines: binary data, or another encoding."""
+    where = f"after line {line_number:,}" if line_number else "in its first line"
+    return (_not_text(path, where if b"\x00" in error.object else None) or
+            f"{path}: not UTF-8 text {where} (byte {error.object[error.start]:#04x}); "
+            "re-encode the file as UTF-8, e.g. iconv -f latin1 -t utf-8")
+
+
+def _not_text(path: Path, nul_bytes: str | None) -> str | None:
+    """What a corpus file that is not text is, from its leading bytes (decompressed) or its NUL bytes.
+
+    ``nul_bytes`` says where NUL bytes were met ("in its first line", "in line 12"), or is None
+    when none were; the result is None when neither the leading bytes nor NUL bytes tell.
+    """
+    with _OPENERS.get(path.suffix, open)(path, "rb") as stream:
+        head = stream.read(8)
+    kind = next((kind for signature, kind in _SIGNATURES if head.startswith(signature)), None)
+    suffixes = {name: suffix for suffix, name in _COMPRESSIONS.items()}
+    if kind in suffixes:
+        # Inside a file read decompressed, compressed data again is told by its NUL bytes alone.
+        if path.suffix not in _OPENERS:
+            return (f"{path}: the file is {kind}-compressed: name it {path.name}{suffixes[kind]} "
+                    "so it is read decompressed")
+    elif kind in ("UTF-16", "UTF-32"):
+        return f"{path}: {kind} text, not UTF-8: re-encode the file as UTF-8, e.g. iconv -f {kind.lower()} -t utf-8"
+    elif kind is not None:
+        return f"{path}: {kind}, not text: {_NOT_A_CORPUS}"
+    if nul_bytes is None:
+        return None
+    # Binary as grep and git judge it: NUL bytes anywhere, which no text holds.
+    return f"{path}: a binary file, not text (NUL bytes {nul_bytes}): {_NOT_A_CORPUS}"
 
 
 def _unreadable(path: Path, line_number: int, error: Exception) -> str:

@@ -106,6 +106,12 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            If the corpus holds no token, or fewer than two words pass ``min_count`` and
+            ``max_vocab_size`` (GloVe needs at least two).
         """
         self._validate_params()
         self._fit_vocabulary(raw_documents, spill=None)
@@ -128,6 +134,12 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         -------
         CooccurrenceMatrix
             Symmetric ``(n_words, n_words)`` float64 CSR matrix with ``words`` set.
+
+        Raises
+        ------
+        ValueError
+            If the corpus holds no token, or fewer than two words pass ``min_count`` and
+            ``max_vocab_size`` (GloVe needs at least two).
         """
         self._validate_params()
         with tempfile.TemporaryFile(prefix="glovev-ids-") as spill:
@@ -255,7 +267,19 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             top = int(np.argmax(counts))
             raise ValueError(f"no word occurs min_count={self.min_count} times or more: the most frequent, "
                              f"{words[top]!r}, occurs {counts[top]} times in {n_tokens} tokens")
-        kept = sorted(kept.tolist(), key=lambda i: (-counts[i], words[i]))[:self.max_vocab_size]
+        ranked = sorted(kept.tolist(), key=lambda i: (-counts[i], words[i]))
+        kept = ranked[:self.max_vocab_size]
+        if len(kept) < 2:
+            # One word cannot be fitted (n_components must be below the number of words); refused here,
+            # where the message can speak of the corpus rather than of a 1 x 1 matrix.
+            only = f"({words[kept[0]]!r}, {counts[kept[0]]:,} times in {n_tokens:,} tokens): GloVe needs at least two"
+            if len(ranked) > 1:
+                raise ValueError(f"max_vocab_size={self.max_vocab_size} keeps only 1 word {only}; "
+                                 "raise max_vocab_size")
+            if len(words) == 1:
+                raise ValueError(f"the corpus holds only 1 distinct word {only}; give a larger corpus")
+            raise ValueError(f"only 1 distinct word occurs min_count={self.min_count} times or more {only}; "
+                             "give a larger corpus or a lower min_count")
         provisional_to_final = np.full(len(words), -1, np.int32)
         provisional_to_final[kept] = np.arange(len(kept), dtype=np.int32)
         self.vocabulary_ = {words[i]: rank for rank, i in enumerate(kept)}

@@ -199,7 +199,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         started = time.perf_counter()
         words = getattr(X, "words", None)
         dim, x_max, n_sweeps, storage, factor_dtype, n_jobs = self._check_params()
-        matrix = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True, ensure_min_samples=2)
+        matrix = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
+        if matrix.shape[0] < 2:
+            # In words about the matrix, keeping the "1 sample" that scikit-learn's checks look for.
+            raise ValueError(f"the co-occurrence matrix has 1 word (1 sample, shape={matrix.shape}); "
+                             "GloVe needs at least 2")
         matrix = check_cooccurrence(matrix)
         n_words = matrix.shape[0]
         if dim >= n_words:

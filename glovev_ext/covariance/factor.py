@@ -81,10 +81,60 @@ def pack_lower(matrix: np.ndarray) -> np.ndarray:
 
 
 def unpack_lower(packed: np.ndarray, dim: int) -> np.ndarray:
-    """The lower-triangular D x D float64 matrix of a BLAS column-major packed vector."""
-    full = np.zeros(dim * dim)
-    full[_packed_positions(dim)] = packed
-    return full.reshape(dim, dim)
+    """The lower-triangular D x D float64 matrix of a BLAS column-major packed vector.
+
+    A stack of packed vectors ``(..., D (D + 1) / 2)`` gives a stack of matrices ``(..., D, D)``.
+    """
+    packed = np.asarray(packed)
+    full = np.zeros((*packed.shape[:-1], dim * dim))
+    full[..., _packed_positions(dim)] = packed
+    return full.reshape(*packed.shape[:-1], dim, dim)
+
+
+def variances(kinds: np.ndarray, packed: np.ndarray, dim: int, ranks: np.ndarray,
+              sigma2: np.ndarray) -> np.ndarray:
+    """The diagonals of many words' covariances at once, from their factors as a store keeps them.
+
+    Each kind's words go through one batched computation, so no word's ``Sigma`` is formed on its
+    own: per-word LAPACK calls on D x D matrices cost far more in call and threading overhead than
+    in arithmetic.
+
+    Parameters
+    ----------
+    kinds, ranks : ndarray of int, shape (n,)
+        Each factor's kind (``UNDEFINED`` and ``PENDING`` not allowed) and rank.
+    packed : ndarray, shape (n, m)
+        Each factor's entries: a packed triangle (``m = D (D + 1) / 2``), or a compact factor in the
+        first :func:`stored_size` entries of its row (the rest are ignored).
+    dim : int
+        D.
+    sigma2 : ndarray, shape (n,)
+        Residual variances.
+
+    Returns
+    -------
+    ndarray of float64, shape (n, D)
+    """
+    kinds = np.asarray(kinds)
+    ranks = np.asarray(ranks)
+    packed = np.asarray(packed, dtype=np.float64)
+    out = np.empty((kinds.size, dim))
+    for kind in np.unique(kinds):
+        words = np.flatnonzero(kinds == kind)
+        if kind == DIAGONAL_ROOT:
+            out[words] = packed[words, :dim] ** 2
+        elif kind == THIN_ROOT:
+            for rank in np.unique(ranks[words]):
+                same = words[ranks[words] == rank]
+                out[same] = (packed[same, :dim * rank].reshape(-1, dim, rank) ** 2).sum(axis=-1)
+        elif kind == CHOLESKY:
+            # diag((F F^T)^{-1}) holds the squared column norms of F^{-1}
+            out[words] = (np.linalg.inv(unpack_lower(packed[words], dim)) ** 2).sum(axis=-2)
+        elif kind in (PSEUDO_INVERSE, TRANSFORMED):
+            out[words] = (unpack_lower(packed[words], dim) ** 2).sum(axis=-1)
+        else:
+            raise ValueError(f"no covariance to take the diagonal of: kind {KIND_NAMES.get(int(kind), int(kind))}")
+    return np.asarray(sigma2, dtype=np.float64)[:, None] * out
 
 
 def numerical_rank(triangle: np.ndarray) -> int:
@@ -287,6 +337,11 @@ class Factor:
         if self.kind == CHOLESKY:
             lower = solve_triangular(lower, np.eye(self.dim), lower=True, trans="T", check_finite=False)
         return np.sqrt(self.sigma2) * lower
+
+    def variances(self) -> np.ndarray:
+        """The diagonal of ``Sigma`` (see :func:`variances`), without forming ``Sigma``."""
+        return variances(np.array([self.kind]), self.packed[None], self.dim, np.array([self.rank]),
+                         np.array([self.sigma2]))[0]
 
     def dense(self) -> np.ndarray:
         """``Sigma`` as a D x D matrix."""

@@ -12,10 +12,13 @@ from gensim.utils import SaveLoad
 
 from .._deprecation import RNG, renamed_keywords
 from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
-                     Factor, packed_size, stored_size)
+                     Factor, packed_size, stored_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
 from .store_file import read_header, written_store_file
 from .wls import WordFitter, singular_reason
+
+
+_DIAGONAL_CHUNK_ENTRIES = 1 << 22
 
 
 class UndefinedCovarianceError(ValueError):
@@ -263,11 +266,24 @@ class CovarianceStore(SaveLoad):
 
         Words without a covariance get NaN rows, never zeros.
         """
-        indices = np.arange(self.shape[0]) if key is None else self._indices(key)
+        indices = np.arange(self.shape[0]) if key is None else np.asarray(self._indices(key), dtype=np.int64)
         out = np.full((len(indices), self._dim), np.nan)
-        for k, i in enumerate(indices):
-            if self.has_covariance(i):
-                out[k] = np.diag(self._factor(int(i)).dense())
+        if self._fitter is not None:  # a lazy store computes its words one by one anyway
+            for k, i in enumerate(indices):
+                if self.has_covariance(i):
+                    try:
+                        out[k] = self._factor(int(i)).variances()
+                    except UndefinedCovarianceError:  # found numerically singular when computed
+                        pass
+            return out
+        with_covariance = np.flatnonzero(self._kind[indices] != UNDEFINED)
+        # in chunks, so the triangles unpacked at once stay near _DIAGONAL_CHUNK_ENTRIES floats
+        chunk = max(1, _DIAGONAL_CHUNK_ENTRIES // self._dim ** 2)
+        for start in range(0, with_covariance.size, chunk):
+            positions = with_covariance[start:start + chunk]
+            words = indices[positions]
+            out[positions] = variances(self._kind[words], self._factors[self._factor_row[words]], self._dim,
+                                       self._rank[words], self._sigma2[words])
         return out
 
     def quad_form(self, key: int | str, g: np.ndarray) -> float:

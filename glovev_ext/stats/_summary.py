@@ -32,16 +32,22 @@ def parameter_frame(names: Sequence, estimates, std_errors, statistics, pvalues,
                         index=[str(name) for name in names])
 
 
-def reference_line(df, bounds: np.ndarray, scale: str) -> str:
-    """What the intervals and tests rest on: the reference distribution and the scale."""
+def reference_line(df, bounds: np.ndarray, scale: str, df_column: bool = True) -> str:
+    """What the intervals and tests rest on: the reference distribution and the scale.
+
+    Several degrees of freedom are pointed to in the table's ``df`` column, or (``df_column``
+    False, for a table without one) given as their range.
+    """
     df = np.asarray(df, dtype=float)
     finite = df[np.isfinite(df)]
     if finite.size == 0:
         reference = "normal"
     elif finite.size == df.size == 1:
         reference = f"t with {finite[0]:.1f} degrees of freedom"
-    else:
+    elif df_column:
         reference = "t, degrees of freedom per row (df column)"
+    else:
+        reference = f"t, Welch-Satterthwaite degrees of freedom per row, {finite.min():.1f} to {finite.max():.1f}"
     bounded = np.isfinite(bounds).all(axis=1)
     if scale == "bounded" and bounded.any():
         ranges = ", ".join(dict.fromkeys(f"[{low:g}, {high:g}]" for low, high in bounds[bounded]))

@@ -55,7 +55,8 @@ def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: b
 
 @renamed_keywords(rng=RNG)
 def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | Iterable[tuple], *,
-                        n_draws: int = 1000, random_state=None, missing: str | None = None) -> InferenceResult:
+                        n_draws: int = 1000, random_state=None, missing: str | None = None,
+                        progress: bool = False) -> InferenceResult:
     """Spearman correlation of cosine similarities with human ratings, with a Monte Carlo interval.
 
     Parameters
@@ -70,6 +71,8 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
         (and named in the result). A benchmark usually holds words a corpus lacks: pass ``"drop"``.
         None, the default of this release, drops them with a FutureWarning: from glovev-ext 0.3
         the default is ``"raise"``, as for every statistic.
+    progress : bool, default=False
+        Show a progress bar of the draws.
 
     Returns
     -------
@@ -93,7 +96,7 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
 
     words = resolve(kv, keys)
     estimate = float(spearmanr(cosines(words.vectors, left, right), human)[0])
-    draws = draw_values(words, spearman, n_draws, random_state)
+    draws = draw_values(words, spearman, n_draws, random_state, progress=progress)
     return InferenceResult.wald("Spearman correlation with human ratings", estimate, float(draws.std(ddof=1)),
                                 method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws, bounds=(-1.0, 1.0),
                                 scale="bounded", method_reason=_NOT_SMOOTH, dropped_noun="pair",

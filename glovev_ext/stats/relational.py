@@ -171,7 +171,8 @@ class RelationalSimilarity:
 
 def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mapping[str, SemEvalRelation]
                                    | Sequence[SemEvalRelation], *, n_draws: int = 1000, random_state=None,
-                                   missing: str = DEFAULT_MISSING, lowercase: bool = True) -> RelationalSimilarity:
+                                   missing: str = DEFAULT_MISSING, lowercase: bool = True,
+                                   progress: bool = False) -> RelationalSimilarity:
     """Score SemEval-2012 Task 2 relations with Monte Carlo intervals, the Random baseline and tests.
 
     Parameters
@@ -189,6 +190,8 @@ def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mappi
         error under ``"raise"`` and is dropped (and named) under ``"drop"``.
     lowercase : bool, default=True
         Look words up in lower case (as a lower-cased model was built).
+    progress : bool, default=False
+        Show a progress bar of the draws.
 
     Returns
     -------
@@ -222,7 +225,7 @@ def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mappi
     names = tuple(f"{one.relation.subcategory} {metric}" for one in scored for metric in (MAXDIFF, SPEARMAN))
     bounds = np.array([_BOUNDS[name.split(" ", 1)[1]] for name in names])
     estimates = all_scores(words.vectors)
-    draws = draw_values(words, all_scores, n_draws, generator)
+    draws = draw_values(words, all_scores, n_draws, generator, progress=progress)
     model = ResultFamily(name="SemEval-2012 Task 2 scores", names=names, estimates=estimates,
                          covariance=np.atleast_2d(np.cov(draws, rowvar=False)), method=MONTE_CARLO,
                          words=words.keys, dropped=tuple(dropped), draws=draws, bounds=bounds, scale="bounded",

@@ -29,9 +29,10 @@ PERMUTATION = "permutation"
 RECONSTRUCTION = "GloVe-V reconstruction error (embedding uncertainty given the corpus)"
 WORD_LISTS = "word-list assignment (permutation of the target words)"
 NEIGHBOR_COLUMNS = ("Columns: rank and coef, the cosine similarity of the trained vectors; std err and the "
-                     "interval, from GloVe-V; P(this rank), the share of Monte Carlo draws of the embedding in "
-                     "which the word holds exactly this rank; P>z (vs next), the p-value of the test that the "
-                     "word is more similar than the next one (none for the last row).")
+                    "interval, from GloVe-V; P(this rank), the share of Monte Carlo draws of the embedding in "
+                    "which the word holds exactly this rank among the listed words (not among the whole "
+                    "vocabulary); P>t (vs next), the one-sided p-value of the test that the word is more similar "
+                    "than the next one (P>z with a normal reference; none for the last row).")
 
 
 @dataclass(frozen=True)
@@ -393,6 +394,8 @@ class ResultFamily:
         """Test of ``estimate[first] - estimate[second] == 0`` with the joint covariance."""
         i = self.names.index(first) if isinstance(first, str) else first
         j = self.names.index(second) if isinstance(second, str) else second
+        if i % len(self) == j % len(self):
+            raise ValueError(f"{self.names[i]!r} compared with itself: name two different rows")
         weights = np.zeros(len(self))
         weights[i], weights[j] = 1.0, -1.0
         return self.contrast(weights, name=f"[{self.names[i]}] - [{self.names[j]}]", alternative=alternative)
@@ -477,14 +480,24 @@ class NeighborsResult:
         frame.index = self.neighbors
         frame.insert(0, "rank", np.arange(1, len(frame) + 1))
         frame["P(this rank)"] = np.diag(self.rank_probabilities.to_numpy())
-        frame["P>z (vs next)"] = np.append(self.adjacent.pvalues, np.nan)
+        reference = "t" if np.isfinite(self.adjacent.df).all() else "z"
+        frame[f"P>{reference} (vs next)"] = np.append(self.adjacent.pvalues, np.nan)
         return frame
+
+    @property
+    def method(self) -> str:
+        """How the similarities' errors were computed (``similarities.method``); ranks are always Monte Carlo."""
+        return self.similarities.method
 
     @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """Neighbour table as a statsmodels ``Summary``."""
         family = self.similarities
-        first = [reference_line(family.df, family.bounds, family.scale)]
+        adjacent = self.adjacent
+        first = [reference_line(family.df, family.bounds, family.scale, df_column=False).replace(
+                     "Reference:", "Reference of the intervals:"),
+                 reference_line(adjacent.df, adjacent.bounds, adjacent.scale, df_column=False).replace(
+                     "Reference:", "Reference of the one-sided tests against the next:")]
         if family.method_reason:
             first.append(f"Method: {family.method_reason}")
         return render(self.summary_frame(confidence_level=confidence_level),

@@ -100,11 +100,9 @@ def read_semeval2012(root: str | os.PathLike, subcategories: Iterable[str] | Non
         ``{subcategory: SemEvalRelation}`` in the subcategory list's order.
     """
     root = Path(root)
-    package = root / "SemEval-2012-Complete-Data-Package"
-    if not package.is_dir():
-        raise FileNotFoundError(f"{root}: no SemEval-2012-Complete-Data-Package folder (the organisers' release)")
+    package = _package(root)
     listed = _subcategory_list(package / "subcategories-list.txt")
-    wanted = [s for s in listed if _phase(package, s) is not None] if subcategories is None else list(subcategories)
+    wanted = available_subcategories(root) if subcategories is None else list(subcategories)
     unknown = [s for s in wanted if s not in listed]
     if unknown:
         raise KeyError(f"unknown SemEval-2012 subcategories {unknown}; known: {', '.join(listed)}")
@@ -238,6 +236,22 @@ def _read_relation(root: Path, package: Path, subcategory: str, category: str, n
     random = _ratings(root / "SemEval-2012-Baselines" / "Random" / phase / f"RandomRatings-{subcategory}.txt")
     return SemEvalRelation(subcategory, category, name, paradigms, pairs, questions, least, most, appearances,
                            gold, random)
+
+
+def available_subcategories(root: str | os.PathLike) -> list[str]:
+    """The subcategory ids whose files a SemEval-2012 Task 2 folder holds, in the release's order.
+
+    All 79 in the organisers' release; ``["1a"]`` in the bundled :data:`SAMPLE_PATH`.
+    """
+    package = _package(Path(root))
+    return [s for s in _subcategory_list(package / "subcategories-list.txt") if _phase(package, s) is not None]
+
+
+def _package(root: Path) -> Path:
+    package = root / "SemEval-2012-Complete-Data-Package"
+    if not package.is_dir():
+        raise FileNotFoundError(f"{root}: no SemEval-2012-Complete-Data-Package folder (the organisers' release)")
+    return package
 
 
 def _phase(package: Path, subcategory: str) -> str | None:

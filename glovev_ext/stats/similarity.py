@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from .._checks import check_int
 from .._deprecation import RNG, renamed_keywords
 from ..covariance import UndefinedCovarianceError
 from .cosine import cosine_statistic, cosines
@@ -89,7 +90,8 @@ def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tupl
 @renamed_keywords(rng=RNG)
 def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | None = None, topn: int = 10, *,
                       method: str = DEFAULT_METHOD, missing: str | None = None, n_draws: int = 2000,
-                      random_state=None, use_t: bool = True, scale: str = "bounded") -> NeighborsResult:
+                      random_state=None, use_t: bool = True, scale: str = "bounded",
+                      progress: bool = False) -> NeighborsResult:
     """The nearest neighbours of ``word`` among ``candidates`` (or the whole vocabulary), with uncertainty.
 
     Parameters
@@ -115,6 +117,8 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     use_t, scale
         t reference distributions and intervals that respect the statistic's range (see
         :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
+    progress : bool, default=False
+        Show a progress bar of the rank draws.
 
     Returns
     -------
@@ -124,7 +128,7 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     generator = np.random.default_rng(random_state)
     dropped = []
     if candidates is None:
-        candidates = _most_similar_usable(kv, word, topn)
+        candidates = _most_similar_usable(kv, word, check_int(topn, "topn", minimum=2))
     else:
         candidates, dropped = usable(kv, [c for c in candidates if c != word], transitional_missing(missing))
         warn_transitional_drop(missing, dropped, "nearest_neighbors")
@@ -144,7 +148,7 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     adjacent = family.linear(steps, [f"rank {r} - rank {r + 1}" for r in range(1, m)],
                              f"gaps between adjacent neighbours of {word}", alternative="larger")
     ranks = draw_values(words, lambda drawn: np.argsort(np.argsort(-cosines(drawn, left, right), axis=1), axis=1),
-                        n_draws, random_state=generator)
+                        n_draws, random_state=generator, progress=progress)
     probabilities = np.stack([(ranks == r).mean(axis=0) for r in range(m)], axis=1)
     rank_probabilities = pd.DataFrame(probabilities, index=candidates, columns=list(range(1, m + 1)))
     return NeighborsResult(word=word, similarities=family, adjacent=adjacent, rank_probabilities=rank_probabilities,

@@ -25,20 +25,6 @@ FIT = ["--n-components", "8", "--epochs", "3", "--quiet", "--n-jobs", "1"]
 
 
 @pytest.fixture(scope="module")
-def corpus_file(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_text("\n".join(glovev_ext.load_default_corpus(max_documents=4000)) + "\n", encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def model_dir(corpus_file, tmp_path_factory) -> Path:
-    directory = tmp_path_factory.mktemp("model") / "model"
-    assert main(["fit", str(corpus_file), "--output", str(directory), *FIT]) == 0
-    return directory
-
-
-@pytest.fixture(scope="module")
 def kv(model_dir):
     return glovev_ext.load_model(model_dir)[0]
 
@@ -60,7 +46,8 @@ def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir,
     singular = int(((model.n_contexts_ > 8) & ~model.covariance_defined_).sum())
     few = int((model.n_contexts_ <= 8).sum())
     assert (f"covariances for {int(model.covariance_defined_.sum()):,} of {X.shape[0]:,} words "
-            f"({singular:,} with a numerically singular H_i; {few:,} have 8 or fewer contexts)") in out
+            f"({singular:,} with a numerically singular H_i; {few:,} have 8 or fewer contexts; a word without a "
+            "covariance gets no interval)") in out
     outside = np.mean(model.optimum_distance_[model.covariance_defined_] ** 2
                       > 8 * stats.f.ppf(0.95, 8, model.n_contexts_[model.covariance_defined_] - 8))
     assert f"outside the 95 % region of their weighted-least-squares optimum: {outside:.0%}" in out
@@ -181,8 +168,8 @@ def test_similarity_and_difference(model_dir, kv, capsys):
     assert printed["method"] == difference.method
     assert f"Method: {difference.method_reason}" in printed["notes"]
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman")
-    assert expected.method in out and "Conf. Int. Low" in out
-    assert f"Method: {expected.method_reason}" in out and "Reference: t with" in out
+    assert expected.method in out and "Conf. Int. Low" in out and max(map(len, out.splitlines())) <= 100
+    assert f"Method: {expected.method_reason}" in " ".join(out.split()) and "Reference: t with" in out
     status, out, _ = run(capsys, "similarity", model_dir, "man", "woman", "--method", "delta", "--reference", "normal",
                          "--scale", "linear", "--format", "csv")
     paper = kv.similarity_test("man", "woman", method="delta", use_t=False, scale="linear")
@@ -228,16 +215,17 @@ def test_bias_and_evaluate(model_dir, kv, capsys):
     expected = kv.cosine_bias_test(["he", "man"], ["she", "woman"], ["strong", "good", "kind"], random_state=0)
     assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
     assert table(out)["P>|t|"].iloc[0] == pytest.approx(expected.pvalue)
-    status, out, err = run(capsys, "evaluate", model_dir, "--draws", "100", "--missing", "raise")
+    status, out, err = run(capsys, "evaluate", model_dir, "--draws", "100")  # the one default: raise
     assert status == 2 and "pass missing='drop' (--missing drop on the command line)" in err
-    status, _, err = run(capsys, "evaluate", model_dir, "--draws", "100", "--format", "csv")
-    assert status == 0 and re.search(r"^glovev: warning: evaluate_word_pairs dropped \d+ unusable items .* pass "
-                                     r"missing='drop' to keep dropping them$", err, re.M)
-    status, out, _ = run(capsys, "evaluate", model_dir, "--draws", "100", "--format", "csv", "--missing", "drop")
+    status, out, _ = run(capsys, "evaluate", model_dir, "--draws", "100", "--format", "csv", "--missing", "drop",
+                         "--confidence-level", "0.8")
     expected = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=100, random_state=0,
                                                        missing="drop")
     assert status == 0 and table(out)["coef"].iloc[0] == pytest.approx(expected.estimate)
     assert table(out)["std err"].iloc[0] == pytest.approx(expected.std_error)
+    low, high = expected.conf_int(confidence_level=0.8)
+    assert table(out)["Conf. Int. Low"].iloc[0] == pytest.approx(low) and low > expected.conf_int()[0]
+    assert table(out)["Conf. Int. Upp."].iloc[0] == pytest.approx(high)
 
 
 @pytest.mark.parametrize("figure, extra", [("variance", []), ("ellipses", ["--words", "man,woman,house"])])
@@ -403,13 +391,18 @@ def test_the_neighbour_table_explains_its_columns(model_dir, capsys):
     status, out, _ = run(capsys, "neighbors", model_dir, "man", "--topn", "3", "--draws", "200")
     table = out.splitlines()
     assert status == 0 and "P(this rank), the share of Monte Carlo draws" in out
+    text = " ".join(out.split())
+    assert "df column" not in text and "P>t (vs next)" in table[1] and "among the 3 listed words" in table[0]
+    assert "exactly this rank among the listed words (not among the whole vocabulary)" in text
     last_row = next(line for line in table if line.split()[1:2] == ["3"])
     assert last_row.rstrip().endswith("-") and "NaN" not in out
     with pytest.raises(SystemExit):
         main(["neighbors", "--help"])
     out = capsys.readouterr().out
-    assert "P>z (vs next), the p-value of the test that the word is more similar than the next one" in " ".join(
-        out.split())
+    assert ("P>t (vs next), the one-sided p-value of the test that the word is more similar than the next one (P>z "
+            "with a normal reference") in " ".join(out.split())
+    status, out, _ = run(capsys, "neighbors", model_dir, "man", "--topn", "3", "--draws", "200", "--reference", "normal")
+    assert status == 0 and "P>z (vs next)" in out.splitlines()[1]
 
 
 def test_frequency_bands_follow_a_1_3_10_scale_cut_to_the_counts():
@@ -443,3 +436,17 @@ def test_a_release_folder_works_wherever_a_model_does(kv, capsys, tmp_path, vari
     assert status == 0 and f"variances: {variances}" in out
     status, out, _ = run(capsys, "neighbors", folder, "man", "--topn", "3", "--draws", "100")
     assert status == 0 and "nearest neighbours of 'man'" in out
+
+
+def test_the_default_output_is_ignored_by_git_and_every_line_of_the_fit_report_is_explained(model_dir, capsys,
+                                                                                             corpus_file, tmp_path):
+    assert "glovev_model/" in (REPOSITORY / ".gitignore").read_text(encoding="utf-8").splitlines()
+    readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
+    section = re.search(r"### Reading the fit report\n(.*?)\n## ", readme, re.S).group(1)
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "m", *FIT)
+    assert status == 0
+    for start in ("counted", "trained", "GloVe-V covariances for", "trained vectors outside the 95 % region",
+                  "a cosine between two words seen about as often", "WordSim-353", "nearest neighbours"):
+        assert any(line.startswith(start) for line in out.splitlines()), start
+        assert f"`{start}" in section, start
+    assert "(README, 'Reading the fit report')" in out

@@ -78,3 +78,13 @@ class Unread:
 def test_fit_corpus_checks_every_option_before_reading_the_corpus(option, value, message):
     with pytest.raises(ValueError, match=message):
         glovev_ext.fit_corpus(Unread(), progress=False, **{option: value})
+
+
+def test_fit_corpus_saves_to_output_what_it_returns(tmp_path, embedded_paragraphs):
+    fitted = glovev_ext.fit_corpus(embedded_paragraphs, n_components=4, epochs=1, n_jobs=1, progress=False,
+                                   output=tmp_path / "model")
+    assert fitted.output == tmp_path / "model"
+    kv, metadata = glovev_ext.load_model(fitted.output)
+    np.testing.assert_array_equal(kv.vectors, fitted.keyed_vectors.vectors)
+    assert metadata == json.loads(json.dumps(fitted.metadata))
+    assert glovev_ext.fit_corpus(embedded_paragraphs, n_components=4, epochs=1, n_jobs=1, progress=False).output is None

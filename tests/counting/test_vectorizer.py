@@ -90,8 +90,8 @@ def test_out_of_vocabulary_words_are_removed_before_windows():
 
 def test_self_pairs_count_in_both_directions():
     fitted = vectorizer(min_count=1, window=2)
-    X = fitted.fit_transform(["x x"])
-    assert X[0, 0] == 2.0
+    X = fitted.fit_transform(["x x y"])
+    assert X[fitted.vocabulary_["x"], fitted.vocabulary_["x"]] == 2.0
 
 
 def test_min_count_and_vocabulary_order():
@@ -241,6 +241,23 @@ def test_progress_bar_can_be_shown(embedded_paragraphs, capsys):
 def test_bad_corpora_are_refused_with_a_clear_error(documents, message):
     with pytest.raises((ValueError, TypeError), match=message):
         CooccurrenceVectorizer(progress=False, lowercase=False).fit_transform(documents)
+
+
+@pytest.mark.parametrize("documents, params, message", [
+    (["the"] * 1000, {}, "the corpus holds only 1 distinct word ('the', 1,000 times in 1,000 tokens): "
+                         "GloVe needs at least two; give a larger corpus"),
+    (["the " * 1000], {}, "the corpus holds only 1 distinct word ('the', 1,000 times in 1,000 tokens): "
+                          "GloVe needs at least two; give a larger corpus"),
+    (["the " * 1000 + "a b"], {}, "only 1 distinct word occurs min_count=5 times or more ('the', 1,000 times in "
+                                  "1,002 tokens): GloVe needs at least two; give a larger corpus or a lower min_count"),
+    (["b b b a a c"], {"min_count": 2, "max_vocab_size": 1},
+     "max_vocab_size=1 keeps only 1 word ('b', 3 times in 6 tokens): GloVe needs at least two; raise max_vocab_size"),
+])
+def test_a_vocabulary_of_one_word_is_refused_in_words_about_the_corpus(documents, params, message):
+    for fit in ("fit", "fit_transform"):
+        with pytest.raises(ValueError) as error:
+            getattr(vectorizer(**params), fit)(documents)
+        assert str(error.value) == message
 
 
 @pytest.mark.parametrize("params, message", [

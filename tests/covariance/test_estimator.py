@@ -72,6 +72,7 @@ def test_non_finite_pretrained_is_refused(small_matrix):
     (np.array([[1.0, np.inf], [1.0, 1.0]]), "infinity"),
     (np.zeros((3, 3)), "no positive entry"),
     (np.ones((3, 3)), "n_components=3 must be smaller than the number of words \\(3\\)"),
+    (np.ones((1, 1)), "^the co-occurrence matrix has 1 word \\(1 sample, shape=\\(1, 1\\)\\); GloVe needs at least 2$"),
 ])
 def test_bad_matrices_are_refused(X, message):
     with pytest.raises(ValueError, match=message):

@@ -41,6 +41,7 @@ def test_kinds_and_ranks(rng):
 def test_every_operation_equals_the_dense_covariance(rng, kind):
     factor, covariance = factors_and_covariances(rng)[kind]
     np.testing.assert_allclose(factor.dense(), covariance, rtol=1e-10, atol=1e-12 * np.abs(covariance).max())
+    np.testing.assert_allclose(factor.variances(), np.diag(covariance), rtol=1e-10)
     g = rng.normal(size=DIM)
     assert factor.quad_form(g) == pytest.approx(g @ covariance @ g, rel=1e-10)
     for columns in (3, 20):  # BLAS on the packed factor, and the unpacked path
@@ -96,6 +97,12 @@ def test_packing_reads_either_memory_order_column_by_column(rng, order):
     np.testing.assert_array_equal(unpack_lower(pack_lower(matrix), 7), np.tril(matrix))
 
 
+def test_unpacking_a_stack_unpacks_each_triangle(rng):
+    matrices = rng.normal(size=(2, 3, 5, 5))
+    packed = np.stack([[pack_lower(m) for m in row] for row in matrices])
+    np.testing.assert_array_equal(unpack_lower(packed, 5), np.tril(matrices))
+
+
 @pytest.mark.parametrize("form", ["diagonal", "thin"])
 def test_compact_factors_agree_with_the_dense_covariance_they_hold(form):
     rng = np.random.default_rng(11)
@@ -113,6 +120,7 @@ def test_compact_factors_agree_with_the_dense_covariance_they_hold(form):
         assert factor.kind == THIN_ROOT and factor.packed.size == dim * k and factor.rank == k
     gradients = rng.standard_normal((dim, 12))
     np.testing.assert_allclose(factor.dense(), covariance, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(factor.variances(), np.diag(covariance), rtol=1e-12)
     whitened = factor.whiten(gradients)
     np.testing.assert_allclose(whitened.T @ whitened, gradients.T @ covariance @ gradients, rtol=1e-12, atol=1e-13)
     assert factor.quad_form(gradients[:, 0]) == pytest.approx(gradients[:, 0] @ covariance @ gradients[:, 0],

@@ -8,7 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glovev_ext import CovarianceStore, CovarianceStoreWriter, GloVeVEstimator, UndefinedCovarianceError
-from glovev_ext.covariance import Factor, PerWord
+from glovev_ext.covariance import (CHOLESKY, DIAGONAL_ROOT, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, Factor,
+                                   PerWord)
+from glovev_ext.covariance import store as store_module
 
 DIM = 8
 
@@ -76,6 +78,34 @@ def test_save_and_load_round_trip_bit_for_bit(fitted, tmp_path, factor_dtype):
         assert list(loaded.words) == list(store.words)
         i = int(np.flatnonzero(store.defined)[0])
         assert np.array_equal(loaded[i], store[i])
+
+
+@pytest.mark.parametrize("factor_dtype", ["float64", "float32"])
+def test_diagonal_of_every_kind_in_chunks_equals_the_dense_diagonal(rng, monkeypatch, factor_dtype):
+    """The batched diagonal, word by word against the dense covariance, across chunks (NaN for no covariance)."""
+    monkeypatch.setattr(store_module, "_DIAGONAL_CHUNK_ENTRIES", 3 * DIM * DIM)  # three words per chunk
+    hessians = [(lambda a: a @ a.T + 0.1 * np.eye(DIM))(rng.normal(size=(DIM, DIM))) for _ in range(9)]
+    ill = hessians[1] @ np.diag(np.geomspace(1.0, 1e-7, DIM)) @ hessians[1].T
+    vectors = np.linalg.qr(rng.normal(size=(DIM, 3)))[0]
+    factors = [Factor.of_hessian(h, np.linalg.cholesky(h), pseudo_inverse=False).with_sigma2(s2)
+               for h, s2 in zip(hessians, rng.uniform(0.5, 2.0, 9))]
+    factors += [Factor.of_hessian(ill, None, pseudo_inverse=True).with_sigma2(0.4),
+                Factor.of_covariance(np.linalg.inv(hessians[2])), Factor.of_diagonal(rng.uniform(0.1, 1.0, DIM)),
+                Factor.of_low_rank(vectors, rng.uniform(0.5, 1.0, 3)),
+                Factor.of_low_rank(vectors[:, :2], rng.uniform(0.5, 1.0, 2)).with_sigma2(3.0)]
+    kinds = {factor.kind for factor in factors}
+    assert kinds == {CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, DIAGONAL_ROOT, THIN_ROOT}
+    order = rng.permutation(len(factors) + 2)  # two words without a covariance, among the others
+    with CovarianceStoreWriter(len(order), DIM, len(factors), factor_dtype=factor_dtype) as writer:
+        for position, factor in zip(order, factors):
+            writer.add(int(position), factor)
+    store = writer.store
+    diagonal = store.diagonal()
+    for i in range(len(store)):
+        expected = np.diag(store[i]) if store.has_covariance(i) else np.full(DIM, np.nan)
+        np.testing.assert_allclose(diagonal[i], expected, rtol=1e-9, err_msg=f"word {i}")
+    some = [int(order[-1]), int(order[0]), int(order[-2])]
+    np.testing.assert_array_equal(store.diagonal(some), diagonal[some])
 
 
 def _float32_copy(fitted):

@@ -166,3 +166,20 @@ def test_resolved_words_must_be_the_statistics_keys_in_order(kv):
     assert reordered.factors == (words.factors[1], words.factors[0])
     np.testing.assert_allclose(delta_covariance(reordered, statistic)[1],
                                glovev_ext.estimate(kv, statistic, method="delta").covariance, rtol=1e-14)
+
+
+def test_the_draws_do_not_depend_on_the_progress_bar(stats_kv):
+    from glovev_ext.stats import resolve
+    from glovev_ext.stats.monte_carlo import draw_values
+
+    words = resolve(stats_kv, [key for key in stats_kv.index_to_key[:40] if stats_kv.has_covariance(key)])
+    quiet = draw_values(words, lambda drawn: drawn.sum(axis=(1, 2)), 300, random_state=3)
+    shown = draw_values(words, lambda drawn: drawn.sum(axis=(1, 2)), 300, random_state=3, progress=True)
+    np.testing.assert_array_equal(quiet, shown)
+
+
+def test_too_few_draws_or_neighbours_are_refused_by_name(stats_kv):
+    with pytest.raises(ValueError, match="n_draws must be >= 2, got 1"):
+        stats_kv.similarity_test("man", "woman", method="monte carlo", n_draws=1)
+    with pytest.raises(ValueError, match="topn must be >= 2, got 0"):  # not every word of the vocabulary
+        stats_kv.nearest_neighbors_test("man", topn=0)

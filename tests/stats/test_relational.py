@@ -256,7 +256,7 @@ def test_cli_semeval_prints_what_the_library_computes(stats_kv, relation, model_
     assert set(printed) == {"method", "rows", "notes"}
     expected = evaluate_relational_similarity(stats_kv, [relation], n_draws=200, random_state=0, missing="drop",
                                               lowercase=True)
-    frame = expected.summary_frame()
+    frame = expected.summary_frame().drop(columns=["relation", "metric"])  # the row names say them
     assert printed["method"] == expected.method
     assert list(printed["rows"]) == list(frame.index)
     for name, row in frame.iterrows():
@@ -313,6 +313,23 @@ def test_cli_semeval_compares_relations_as_the_library_does(stats_kv, model_dir,
         row = printed[difference.name]
         assert row["score"] == pytest.approx(difference.estimate, rel=1e-9, abs=1e-12)
         assert row["std err"] == pytest.approx(difference.std_error, rel=1e-9, abs=1e-12)
+        low, high = difference.conf_int()
+        assert row["[0.025"] == pytest.approx(low, rel=1e-9) and row["0.975]"] == pytest.approx(high, rel=1e-9)
+        assert row["P (> random)"] is None
         if np.isfinite(difference.pvalue):
-            assert row["P (two-sided)"] == pytest.approx(difference.pvalue, rel=1e-9)
+            assert row["P (same)"] == pytest.approx(difference.pvalue, rel=1e-9)
     assert printed["[1a Spearman] - [1b Spearman]"]["std err"] > 0
+
+
+def test_cli_semeval_without_a_folder_uses_the_bundled_sample_and_says_so(model_dir, capsys):
+    """No folder: the bundled subcategory 1a, said on the first line; a folder without the paper's four relations:
+    all it holds. The table fits 100 columns; a relation compared with itself is refused, not a difference of 0."""
+    for folder in ([], [str(SAMPLE_PATH)]):
+        status = main(["semeval", str(model_dir), *folder, "--missing", "drop", "--draws", "50"])
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        assert out.startswith("SemEval-2012 data: the bundled sample (subcategory 1a only) in") == (not folder)
+        assert "1a MaxDiff accuracy" in out and "relations: 1a CLASS-INCLUSION: Taxonomic" in " ".join(out.split())
+        assert max(map(len, out.splitlines())) <= 100, out
+    status, out, err = semeval(capsys, model_dir, "--draws", "20", "--compare", "1a:1a")
+    assert status == 2 and "'1a MaxDiff accuracy' compared with itself: name two different rows" in err
