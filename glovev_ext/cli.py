@@ -66,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     logging.getLogger("glovev_ext").setLevel(logging.WARNING if args.quiet else logging.INFO)
-    with _termination_raised():
+    received: list[int] = []
+    with _signals_raised(received):
         try:
             _check_query_options(args)
             with logging_redirect_tqdm(), warnings.catch_warnings():
@@ -80,18 +81,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             if isinstance(error, BrokenPipeError):
                 _silence_output()
                 return EXIT_OK
-            status, message = _failure(error)
+            status, message = _failure(error, received)
             if status in (EXIT_INTERRUPTED, EXIT_TERMINATED):
                 message += _what_was_saved(args)
             print(f"glovev: {message}", file=sys.stderr)
             return status
 
 
-def _failure(error: BaseException) -> tuple[int, str]:
-    """The exit status and the one line that say what went wrong."""
-    if isinstance(error, KeyboardInterrupt):
+def _failure(error: BaseException, received: Sequence[int] = ()) -> tuple[int, str]:
+    """The exit status and the one line that say what went wrong (``received``: the signals that arrived).
+
+    A signal decides, whatever exception surfaced: code between the handler and here may turn the
+    exception it raised into another (numpy's ``tofile`` turns one raised during its ``isinstance``
+    check into a TypeError about the file).
+    """
+    if isinstance(error, KeyboardInterrupt) or signal.SIGINT in received[:1]:
         return EXIT_INTERRUPTED, "interrupted"
-    if isinstance(error, _Terminated):
+    if isinstance(error, _Terminated) or signal.SIGTERM in received[:1]:
         return EXIT_TERMINATED, "terminated"
     if isinstance(error, OSError):
         named = isinstance(error, (FileNotFoundError, FileExistsError, NotADirectoryError, IsADirectoryError))
@@ -139,20 +145,23 @@ def _what_was_saved(args: argparse.Namespace) -> str:
 
 
 @contextmanager
-def _termination_raised() -> Iterator[None]:
-    """SIGTERM raises :class:`_Terminated` while the command runs (in the main thread), as Ctrl-C raises."""
+def _signals_raised(received: list[int]) -> Iterator[None]:
+    """While the command runs (in the main thread), Ctrl-C raises ``KeyboardInterrupt`` and SIGTERM
+    :class:`_Terminated`, each signal recorded in ``received``."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
-    def terminate(signum, frame):
-        raise _Terminated
+    def raised(signum, frame):
+        received.append(signum)
+        raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
 
-    previous = signal.signal(signal.SIGTERM, terminate)
+    previous = {signum: signal.signal(signum, raised) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _progress(args: argparse.Namespace) -> bool:

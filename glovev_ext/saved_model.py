@@ -7,6 +7,8 @@ import json
 import os
 import pickle
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -55,10 +57,34 @@ def save_model(directory: str | os.PathLike, kv: KeyedVectorsWithVariance, metad
         directory, kv = kv, directory
     target = check_model_directory(directory, overwrite=overwrite)
     remove_stale_temporaries(target)
-    with atomic_path(target, directory=True) as staging:
+    with atomic_path(target, directory=True) as staging, _attributes_kept(kv):
         kv.save(str(staging / VECTORS_FILE), sep_limit=1 << 16)
         (staging / METADATA_FILE).write_text(json.dumps(metadata or {}, indent=1, default=str), encoding="utf-8")
     return Path(directory)
+
+
+@contextmanager
+def _attributes_kept(kv: KeyedVectorsWithVariance) -> Iterator[None]:
+    """Put back the attributes gensim's save sets aside, if the save is interrupted.
+
+    gensim removes the large arrays from the object (and from every object of it it saves the same
+    way) while it pickles the rest, and puts them back after ``Exception`` only: after Ctrl-C the
+    embedding in memory would have lost its vectors.
+    """
+    objects, pending, seen = [], [kv], set()
+    while pending:
+        obj = pending.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        objects.append((obj, dict(obj.__dict__)))
+        pending.extend(value for value in obj.__dict__.values() if hasattr(value, "_save_specials"))
+    try:
+        yield
+    except BaseException:
+        for obj, attributes in objects:
+            obj.__dict__.update(attributes)
+        raise
 
 
 def check_model_directory(directory: str | os.PathLike, *, overwrite: bool = False) -> Path:

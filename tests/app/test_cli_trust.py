@@ -352,3 +352,19 @@ def test_an_interruption_just_after_the_new_model_is_in_place_says_it_was_saved(
     assert status == 130 and line == f"glovev: interrupted; the model had been saved to {tmp_path / 'model'}"
     metadata = glovev_ext.load_model(tmp_path / "model")[1]
     assert metadata["glove"]["random_state"] == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+@pytest.mark.parametrize("sent, status, word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_that_library_code_turned_into_another_error_still_reads_as_the_signal(model_dir, capsys, monkeypatch,
+                                                                                      sent, status, word):
+    """numpy's tofile turns an exception raised in its isinstance check into a TypeError about the file."""
+    def converts(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), sent)
+            time.sleep(5)
+        except (KeyboardInterrupt, SystemExit):
+            raise TypeError("expected str, bytes or os.PathLike object, not BufferedWriter") from None
+
+    monkeypatch.setattr(cli, "_open_model", converts)
+    got, _, err = run(capsys, "info", model_dir)
+    assert got == status and one_error_line(err) == f"glovev: {word}"

@@ -200,3 +200,29 @@ def test_a_folder_replaces_a_folder_in_one_exchange(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", no_plain_rename)
     atomic.replace_atomically(new, old)
     assert (old / "a").read_text() == "new" and not new.exists()
+
+
+def test_an_interrupted_save_leaves_the_embedding_in_memory_whole(kv, tmp_path, monkeypatch):
+    """gensim sets the large arrays aside while it pickles and puts them back after Exception only."""
+    vectors, factors = kv.vectors.copy(), kv.covariance_store._factors.copy()
+    real_save = np.save
+    calls = []
+
+    def interrupted_on_the_last_array(*args, **kwargs):
+        calls.append(args[0])
+        if len(calls) == arrays:
+            raise KeyboardInterrupt
+        return real_save(*args, **kwargs)
+
+    glovev_ext.save_model(tmp_path / "first", kv)
+    arrays = len(list((tmp_path / "first").glob("*.npy")))
+    assert arrays >= 1, "the model keeps an array beside the pickle"
+    monkeypatch.setattr(np, "save", interrupted_on_the_last_array)
+    with pytest.raises(KeyboardInterrupt):
+        glovev_ext.save_model(tmp_path / "model", kv)
+    assert len(calls) == arrays and [p.name for p in tmp_path.iterdir()] == ["first"]
+    np.testing.assert_array_equal(kv.vectors, vectors)
+    np.testing.assert_array_equal(kv.covariance_store._factors, factors)
+    monkeypatch.undo()
+    glovev_ext.save_model(tmp_path / "model", kv)
+    np.testing.assert_array_equal(glovev_ext.load_model(tmp_path / "model")[0].vectors, vectors)
