@@ -17,6 +17,7 @@ from gensim.test.utils import datapath
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import outside_optimum_region
 from .stats import read_word_pairs
+from .stats.intervals import quantile
 
 PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
 _PAIRS_PER_BAND = 200  # random pairs whose interval widths give a frequency band's median
@@ -99,7 +100,8 @@ def interval_width_lines(kv: KeyedVectorsWithVariance, confidence_level: float =
 
 
 def word_similarity_lines(kv: KeyedVectorsWithVariance) -> list[str]:
-    """Spearman's rho with WordSim-353's human ratings, with its Monte Carlo interval over GloVe-V draws."""
+    """Spearman's rho with WordSim-353's human ratings, with its Monte Carlo interval over GloVe-V draws and what
+    that interval means (the estimate's, extended by the draws' attenuation; docs/method.md 6.9)."""
     rows = read_word_pairs(datapath("wordsim353.tsv"))
     if not any(a in kv.key_to_index and b in kv.key_to_index for a, b, _ in rows):
         raise ValueError("none of its word pairs is in the vocabulary")
@@ -109,9 +111,17 @@ def word_similarity_lines(kv: KeyedVectorsWithVariance) -> list[str]:
     except ValueError as error:
         raise ValueError(f"too few of its word pairs have both words with a covariance: {error}") from None
     low, high = result.conf_int()
+    median = result.estimate - result.attenuation
+    why = (", nearer 0 because noise in the vectors attenuates correlations, as the noise in the trained vectors "
+           "attenuates rho itself" if abs(median) < abs(result.estimate) else "")
     return [f"WordSim-353: Spearman rho = {result.estimate:.3f}, 95 % interval [{low:.3f}, {high:.3f}] over "
             f"{_WORDSIM_DRAWS} GloVe-V draws; {len(result.dropped)} of its {len(rows)} pairs dropped (a word out of "
-            f"the vocabulary or without a covariance)"]
+            f"the vocabulary or without a covariance)",
+            f"  the interval is rho -+ {float(quantile(0.975, result.df)):.2f} standard deviations of the draws "
+            f"({result.std_error:.3f}) on atanh, extended {'up' if result.attenuation > 0 else 'down'} by the draws' "
+            f"shift from rho: their median is {median:.3f}, {abs(result.attenuation):.3f} "
+            f"{'lower' if result.attenuation > 0 else 'higher'}{why}; it carries GloVe-V's noise only, not the choice "
+            "of word pairs or raters (docs/method.md 6.9)"]
 
 
 def neighbour_lines(kv: KeyedVectorsWithVariance, confidence_level: float = 0.95) -> list[str]:

@@ -8,13 +8,25 @@ same statistic from each are independent: their joint covariance is diagonal. On
   ``Q = sum w_i (z_i - z_w)^2``, ``w_i = 1 / se_i^2``, ``h_i = (1 - w_i / W)^2 / nu_i``, on
   ``(k - 1, (k^2 - 1) / (3 sum h_i))`` degrees of freedom; with every ``nu_i`` infinite (normal
   references) it is Cochran's ``Q`` on ``chi2(k - 1)``. ``z_i`` and ``se_i`` are on the results'
-  scale (atanh of the bounded value, as every interval of the library).
+  scale (atanh of the bounded value, as every interval of the library), and ``se_i`` is the error
+  each result's own test and interval use (:attr:`ModelComparison.std_errors`): for a Monte Carlo
+  result on the bounded scale the delta method's, not the draws' spread (docs/method.md 7.2).
 - :meth:`ModelComparison.pairwise`: every difference, with a named ``multipletests`` correction.
 - :meth:`ModelComparison.trend`: the inverse-variance weighted least-squares slope over an ordered
   covariate (decade, year), ``b = sum a_i x_i`` with ``a_i = w_i (t_i - t_w) / sum w_j (t_j - t_w)^2``:
   a contrast of the values, so its variance is ``1 / sum w_i (t_i - t_w)^2`` exactly.
 
 Contrasts take Welch-Satterthwaite degrees of freedom from the models' own.
+
+**Why the delta method's error for Monte Carlo results.** A Monte Carlo result's ``std_error`` is
+the spread of its draws, which a bounded statistic caps: where ``method="auto"`` chose Monte Carlo
+(a word whose covariance is comparable to its vector) it is 0.7-1.0 of the delta method's, and the
+true spread of the estimate between refits lies between the two. A result never tests with it on the
+bounded scale: its interval is the delta method's on atanh joined with the draws' percentile
+interval, and its test rejects only when both do (docs/method.md 6.3). Weighing the models by the
+draws' spread made the equality of one cosine in two random halves of a corpus reject 5-10 % of
+pairs at a nominal 5 %, more than the plain delta-method z; with each result's own error it rejects
+no more than that z (docs/method.md 7.2, ``bench/equality_split_half.py``).
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ from statsmodels.stats.contrast import ContrastResults
 
 from .._deprecation import positional_significance_level
 from ._summary import render
-from .intervals import scaled_errors, to_scale, welch_satterthwaite
+from .intervals import UNION, scaled_errors, to_scale, welch_satterthwaite
 from .results import MONTE_CARLO, InferenceResult, ResultFamily
 
 
@@ -51,6 +63,17 @@ class ModelComparison:
     covariate: np.ndarray | None = None
 
     @property
+    def std_errors(self) -> np.ndarray:
+        """Each model's standard error as its own test and interval use it, which the comparisons weigh by.
+
+        For Monte Carlo results whose intervals use their draws, the delta method's: their
+        ``std_error`` is the spread of the draws, which a bounded statistic caps, while their intervals
+        and tests are built from the delta method's error (docs/method.md 6.3, 7.2;
+        :attr:`InferenceResult.tested_std_error <glovev_ext.stats.InferenceResult.tested_std_error>`).
+        """
+        return self.family.tested_std_errors
+
+    @property
     def labels(self) -> tuple:
         """The models' names."""
         return self.family.names
@@ -68,11 +91,20 @@ class ModelComparison:
         statsmodels ContrastResults
             ``F`` test (``fvalue``, ``df_num``, ``df_denom``, ``pvalue``), or with normal references a
             ``chi2`` test (``statistic``, ``df_denom`` = k - 1, ``pvalue``).
+
+        Notes
+        -----
+        The values are weighed by :attr:`std_errors`, the errors of each result's own Wald test: for
+        Monte Carlo results on the bounded scale the delta method's on atanh, not the draws' spread,
+        which understates how far the estimate moves between corpora and made the test reject 5-10 %
+        of unchanged cosines at a nominal 5 % (docs/method.md 7.2). No draws enter: the results' own
+        tests add a percentile half, which has no counterpart for k values, and the draws of two
+        results made with the same ``random_state`` are not independent.
         """
         family = self.family
         k = len(family)
         values = to_scale(family.estimates, family.bounds, family.scale)
-        errors = scaled_errors(family.estimates, family.std_errors, family.bounds, family.scale)
+        errors = scaled_errors(family.estimates, self.std_errors, family.bounds, family.scale)
         weights = 1.0 / errors**2
         centre = (weights * values).sum() / weights.sum()
         q = float((weights * (values - centre) ** 2).sum())
@@ -85,6 +117,10 @@ class ModelComparison:
 
     def pairwise(self, correction: str | None = "holm", alternative: str = "two-sided") -> ResultFamily:
         """Every difference ``value[i] - value[j]`` (i before j), adjusted by ``multipletests(method=correction)``.
+
+        A difference is a Wald test with the errors of :attr:`std_errors`; where every model has Monte
+        Carlo draws on the bounded scale it also asks the draws of the difference (each model's draws
+        paired with other random numbers than the other's), as a single result does.
 
         Parameters
         ----------
@@ -103,6 +139,8 @@ class ModelComparison:
     def trend(self, covariate: Sequence[float] | None = None, alternative: str = "two-sided") -> InferenceResult:
         """The inverse-variance weighted slope of the values over ``covariate`` (per unit of it), tested against 0.
 
+        The weights are ``1 / se_i^2`` with the errors of :attr:`std_errors`.
+
         Parameters
         ----------
         covariate : sequence of float, optional
@@ -114,7 +152,7 @@ class ModelComparison:
             raise ValueError("trend() needs a covariate: pass one, or give compare_models a covariate")
         if t.shape != (len(self.family),):
             raise ValueError(f"the covariate needs one value per model ({len(self.family)}), got shape {t.shape}")
-        w = 1.0 / self.family.std_errors**2
+        w = 1.0 / self.std_errors**2
         centred = t - (w * t).sum() / w.sum()
         spread = (w * centred**2).sum()
         if spread <= 0:
@@ -124,9 +162,10 @@ class ModelComparison:
 
     def linear(self, weights: np.ndarray, names: Sequence[str], name: str,
                alternative: str = "two-sided") -> ResultFamily:
-        """``weights @ values`` with their covariance; Welch-Satterthwaite df from each model's df."""
+        """``weights @ values`` with their covariance; Welch-Satterthwaite df from each model's df (and share
+        of the variance its test uses, :attr:`std_errors`)."""
         combined = self.family.linear(weights, names, name, alternative)
-        contributions = (np.atleast_2d(weights) ** 2 * self.family.std_errors**2).T
+        contributions = (np.atleast_2d(weights) ** 2 * self.std_errors**2).T
         return dataclasses.replace(combined, df=welch_satterthwaite(contributions, self.family.df))
 
     @positional_significance_level
@@ -192,8 +231,10 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
     if len({r.scale for r in results}) > 1:
         raise ValueError("the results were formed on different scales (bounded and linear): estimate them alike")
     errors = np.array([r.std_error for r in results])
-    if not (np.isfinite(errors) & (errors > 0)).all():
-        raise ValueError(f"every result needs a positive standard error, got {errors.tolist()}")
+    tested = np.array([r.tested_std_error for r in results])
+    for shown in (errors, tested):
+        if not (np.isfinite(shown) & (shown > 0)).all():
+            raise ValueError(f"every result needs a positive standard error, got {shown.tolist()}")
     if covariate is not None:
         covariate = np.asarray(covariate, dtype=np.float64)
         if covariate.shape != (len(results),) or not np.isfinite(covariate).all():
@@ -203,15 +244,32 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
         len({len(d) for d in draws}) == 1
     delta = np.array([r.delta_std_error for r in results])
     method = " / ".join(sorted({r.method for r in results}))  # draws join the intervals only when all have them
+    kinds = {r.draws_interval for r in results}  # how the results' intervals use their draws
+    # Without draws for every model the family's rows are Wald tests alone: they take each result's own
+    # error (ModelComparison.std_errors), not a Monte Carlo result's spread of draws.
     family = ResultFamily(name=results[0].name, names=tuple(labels), estimates=np.array([r.estimate for r in results]),
-                          covariance=np.diag(errors**2), method=method,
+                          covariance=np.diag((errors if joint_draws else tested) ** 2), method=method,
                           uncertainty=results[0].uncertainty,
                           words=tuple(dict.fromkeys(w for r in results for w in r.words)),
                           dropped=tuple(dict.fromkeys(d for r in results for d in r.dropped)),
                           dropped_noun=results[0].dropped_noun,
-                          draws=np.column_stack(draws) if joint_draws else None,
+                          draws=_independent_columns(draws) if joint_draws else None,
                           df=np.array([r.df for r in results]), bounds=np.array([r.bounds for r in results]),
                           scale=results[0].scale,
                           method_reason="; ".join(dict.fromkeys(r.method_reason for r in results if r.method_reason)),
-                          delta_covariance=np.diag(delta**2) if joint_draws and np.isfinite(delta).all() else None)
+                          delta_covariance=np.diag(np.where(np.isfinite(delta), delta, tested) ** 2) if joint_draws
+                          else None,
+                          draws_interval=next(iter(kinds)) if len(kinds) == 1 else UNION)
     return ModelComparison(family, covariate)
+
+
+def _independent_columns(draws: Sequence[np.ndarray]) -> np.ndarray:
+    """The models' draws side by side, model k's shifted by k places so that no row pairs draws of one deviate.
+
+    Draws of separately fitted models are independent only if they were drawn from different random
+    numbers: two results made with the same ``random_state`` share their normal deviates, row by row
+    (on the split halves of docs/method.md 7.2 a cosine's draws in the two halves correlate 0.2-0.9),
+    and the draws of a difference would then spread far less than the difference does. Each model's
+    draws are i.i.d., so a shift keeps each one's distribution and pairs rows made from different deviates.
+    """
+    return np.column_stack([np.roll(np.asarray(d), k) for k, d in enumerate(draws)])

@@ -10,7 +10,8 @@ import numpy as np
 from .._deprecation import RNG, renamed_keywords
 from ..covariance import DIAGONAL, EXACT, Factor
 from .delta import delta_covariance
-from .intervals import check_alternative, check_scale, welch_satterthwaite
+from .intervals import (EXTENDED, UNION, bounds_of, check_alternative, check_scale, median_shift, median_shift_noise,
+                        scaled_errors, welch_satterthwaite)
 from .monte_carlo import draw_values
 from .results import DELTA, MONTE_CARLO, RECONSTRUCTION, InferenceResult, ResultFamily
 from .statistic import Statistic
@@ -20,6 +21,9 @@ METHODS = ("auto", "delta", "monte carlo")
 DEFAULT_METHOD = "auto"
 # method="auto" keeps the delta method while its standard errors are within this of Monte Carlo's
 AUTO_TOLERANCE = 0.03
+# ... and while the draws' median lies within this many standard errors of the estimate (on the test scale):
+# a 95 % interval centred this far off covers 0.943, as one whose standard error is AUTO_TOLERANCE short
+SHIFT_TOLERANCE = 0.25
 # a statistic's variance is "dominated" when at most two of its words carry this share of it
 DOMINANT_SHARE = 2 / 3
 _SHOWN_CAVEATS = 5
@@ -49,9 +53,13 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
     method : {"auto", "delta", "monte carlo"}
         ``"auto"`` (docs/method.md section 6) computes both and keeps the delta method when its
         standard errors agree with Monte Carlo's within ``AUTO_TOLERANCE`` (3 %; judged with the
-        linearised statistic as a control variate), else Monte Carlo; the result says which and
-        why. Monte Carlo takes the covariance from ``n_draws`` draws; the estimate stays the value
-        at the trained vectors.
+        linearised statistic as a control variate) and the draws' medians lie within
+        ``SHIFT_TOLERANCE`` (0.25) standard errors of the estimates on the test scale
+        (:func:`~glovev_ext.stats.intervals.median_shift`), else Monte Carlo; the result says which
+        and why. Monte Carlo takes the covariance from ``n_draws`` draws; the estimate stays the
+        value at the trained vectors. Its intervals extend the delta method's by the draws' shift
+        where only the shift failed (``draws_interval="extended"``), else join the draws' percentile
+        intervals (``"union"``; docs/method.md section 6.9).
     null_values : float or sequence, optional
         Null values of the rows (0 by default).
     alternative : {"two-sided", "larger", "smaller"}
@@ -98,13 +106,14 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
     df = welch_satterthwaite(contributions, shares.dofs) if use_t else np.full(m, np.inf)
     generator = np.random.default_rng(random_state)
     draws = delta_cov = None
-    label, reason = DELTA, "delta method, as asked (method='delta')"
+    label, reason, draws_interval = DELTA, "delta method, as asked (method='delta')", UNION
     if method != "delta":
         normal, judged = _normal_draws(words, statistic, jacobian, covariance, n_draws, generator)
-        if method == "monte carlo":
-            label, reason = MONTE_CARLO, f"Monte Carlo, as asked ({n_draws} draws)"
-        else:
-            label, reason = _auto_choice(statistic.names, np.diag(covariance), judged, n_draws)
+        bounds = bounds_of(statistic.bounds, m)
+        shift = median_shift(values, normal, scaled_errors(values, np.sqrt(np.diag(covariance)), bounds, scale),
+                             bounds, scale)
+        diagnosis = _Diagnosis(statistic.names, np.diag(covariance), judged, shift, n_draws)
+        label, reason, draws_interval = diagnosis.choice(asked=method == "monte carlo")
         if label == MONTE_CARLO:
             delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
             draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
@@ -113,7 +122,8 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
                         null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
                         words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
                         variance_contributions=contributions, df=df, bounds=statistic.bounds, scale=scale,
-                        method_reason=reason, caveats=caveats, shares=shares, delta_covariance=delta_cov)
+                        method_reason=reason, caveats=caveats, shares=shares, delta_covariance=delta_cov,
+                        draws_interval=draws_interval)
 
 
 @renamed_keywords(rng=RNG)
@@ -171,21 +181,59 @@ def _t_draws(words: ResolvedWords, statistic: Statistic, n_draws: int, generator
     return draw_values(words, heavy, n_draws, generator)
 
 
-def _auto_choice(names: Sequence[str], delta: np.ndarray, drawn: np.ndarray, n_draws: int) -> tuple[str, str]:
-    """The delta method if its standard errors are within ``AUTO_TOLERANCE`` of Monte Carlo's, else Monte Carlo.
+@dataclasses.dataclass(frozen=True)
+class _Diagnosis:
+    """What ``method="auto"`` judges the delta method by, for each value: its standard error's gap to Monte
+    Carlo's (``delta`` and ``drawn`` are the two variances) and where the normal draws are centred (``shift``,
+    :func:`~glovev_ext.stats.intervals.median_shift`)."""
 
-    ``delta`` and ``drawn`` are the two methods' variances of each value.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = np.abs(np.sqrt(delta / drawn) - 1)
-    gap = np.where(np.isnan(gap), 0.0, gap)
-    worst = int(np.argmax(gap))
-    if gap[worst] <= AUTO_TOLERANCE:
-        return DELTA, (f"delta method: its standard errors agree with {n_draws} Monte Carlo draws within "
-                       f"{gap[worst]:.1%} (method='auto' keeps it within {AUTO_TOLERANCE:.0%})")
-    return MONTE_CARLO, (f"Monte Carlo ({n_draws} draws): the delta method's standard error of {names[worst]} is "
-                         f"{gap[worst]:.0%} off the draws' (method='auto' keeps it only within "
-                         f"{AUTO_TOLERANCE:.0%})")
+    names: Sequence[str]
+    delta: np.ndarray
+    drawn: np.ndarray
+    shift: np.ndarray
+    n_draws: int
+
+    @property
+    def gap(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = np.abs(np.sqrt(self.delta / self.drawn) - 1)
+        return np.where(np.isnan(gap), 0.0, gap)
+
+    def choice(self, asked: bool) -> tuple[str, str, str]:
+        """The method, why, and how its intervals use the draws.
+
+        The delta method (``method="auto"``) when its standard errors are within ``AUTO_TOLERANCE``
+        and its draws within ``SHIFT_TOLERANCE`` of the estimates; else Monte Carlo, whose intervals
+        are the delta method's extended by the shift where only the shift failed, else joined with the
+        draws' percentile intervals.
+        """
+        gap, shift = self.gap, np.abs(self.shift)
+        worst_gap, worst_shift = int(np.argmax(gap)), int(np.argmax(shift))
+        accurate, centred = gap[worst_gap] <= AUTO_TOLERANCE, shift[worst_shift] <= SHIFT_TOLERANCE
+        draws_interval = EXTENDED if accurate and not centred else UNION
+        if asked:
+            reason = f"Monte Carlo, as asked ({self.n_draws} draws)"
+            return MONTE_CARLO, reason + ("" if centred else f"; {self._shifted(worst_shift)}"), draws_interval
+        if accurate and centred:
+            return DELTA, (f"delta method: its standard errors agree with {self.n_draws} Monte Carlo draws within "
+                           f"{gap[worst_gap]:.1%} and the draws' medians lie within {shift[worst_shift]:.2f} standard "
+                           f"errors of the estimates (method='auto' keeps it within {AUTO_TOLERANCE:.0%} and "
+                           f"{SHIFT_TOLERANCE:g})"), draws_interval
+        if accurate:
+            keeps = f"; method='auto' keeps the delta method only within {SHIFT_TOLERANCE:g}"
+            return MONTE_CARLO, (f"Monte Carlo ({self.n_draws} draws): {self._shifted(worst_shift, keeps)}, though its "
+                                 f"standard errors agree within {gap[worst_gap]:.1%}"), draws_interval
+        reason = (f"Monte Carlo ({self.n_draws} draws): the delta method's standard error of "
+                  f"{self.names[worst_gap]} is {gap[worst_gap]:.0%} off the draws' (method='auto' keeps it only "
+                  f"within {AUTO_TOLERANCE:.0%})")
+        return MONTE_CARLO, reason + ("" if centred else f"; {self._shifted(worst_shift)}"), draws_interval
+
+    def _shifted(self, k: int, aside: str = "") -> str:
+        """Where the draws of value ``k`` lie (``aside`` joins the parenthesis on how that was measured)."""
+        side = "below" if self.shift[k] > 0 else "above"
+        return (f"the draws of {self.names[k]} are centred {abs(self.shift[k]):.2f} standard errors {side} the "
+                f"estimate (their median on the test scale, Monte Carlo noise {median_shift_noise(self.n_draws):.2f}"
+                f"{aside})")
 
 
 def _dominance(names: Sequence[str], keys: Sequence, contributions: np.ndarray) -> list[str]:

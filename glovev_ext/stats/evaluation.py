@@ -2,6 +2,11 @@
 
 Both metrics are non-smooth (ranks, argmax), so each draw of the embedding recomputes them; the
 estimate stays the metric at the trained vectors, the draws give its standard error and interval.
+Noise added to the vectors attenuates both metrics, so the draws usually lie nearer 0 than the
+estimate (their median's gap to it is the result's ``attenuation``), as the estimate lies nearer 0
+than the metric of noise-free vectors: the interval is the estimate's, extended by that gap away
+from the draws (``draws_interval="extended"``, docs/method.md section 6.9), and the result's notes
+say what the draws measure.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from scipy.stats import rankdata, spearmanr
 from .._deprecation import RNG, renamed_keywords
 from .cosine import cosines
 from .estimation import word_caveats
+from .intervals import EXTENDED
 from .monte_carlo import draw_values
 from .results import MONTE_CARLO, InferenceResult
 from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usable, usable_groups,
@@ -22,6 +28,24 @@ from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usab
 
 
 _NOT_SMOOTH = "Monte Carlo: ranks are not smooth functions of the vectors, so the delta method does not apply"
+
+
+def draws_caveat(metric: str, effect: str, items: str, estimate: float, draws: np.ndarray) -> str:
+    """What the Monte Carlo draws of an evaluation measure, and where they lie against the estimate.
+
+    ``effect`` says how noise in the vectors changes the metric (e.g. "attenuates correlations"),
+    ``items`` what the benchmark samples that the draws do not (e.g. "word pairs or raters").
+    """
+    median = float(np.median(draws))
+    gap = estimate - median
+    line = (f"What the draws measure: {metric} at {len(draws)} draws of the embedding, GloVe-V's noise added to "
+            f"the trained vectors. Their median, {median:.3f}, is {abs(gap):.3f} ")
+    if abs(median) < abs(estimate):
+        line += (f"nearer 0 than the estimate (attenuation): noise in the vectors {effect}, and the noise in the "
+                 "trained vectors does the same to the estimate itself.")
+    else:
+        line += f"{'below' if gap > 0 else 'above'} the estimate (attenuation {gap:.3f})."
+    return line + f" The interval carries that noise only, not the choice of {items}."
 
 
 def rank_correlation(values: np.ndarray, reference_ranks: np.ndarray) -> np.ndarray:
@@ -77,7 +101,9 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     Returns
     -------
     InferenceResult
-        Against the random-embedding baseline of 0 correlation.
+        Against the random-embedding baseline of 0 correlation. Its interval is the estimate's
+        (``estimate -+ q`` standard deviations of the draws on atanh) extended by the draws'
+        ``attenuation`` away from them, and its notes say what the draws measure.
     """
     rows = read_word_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else list(pairs)
     kept, dropped = usable_groups(kv, rows, transitional_missing(missing), words=lambda row: row[:2])
@@ -97,10 +123,12 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     words = resolve(kv, keys)
     estimate = float(spearmanr(cosines(words.vectors, left, right), human)[0])
     draws = draw_values(words, spearman, n_draws, random_state, progress=progress)
+    caveats = [draws_caveat("Spearman's rho", "attenuates correlations", "word pairs or raters", estimate, draws),
+               *word_caveats(words)]
     return InferenceResult.wald("Spearman correlation with human ratings", estimate, float(draws.std(ddof=1)),
                                 method=MONTE_CARLO, words=keys, dropped=dropped, draws=draws, bounds=(-1.0, 1.0),
-                                scale="bounded", method_reason=_NOT_SMOOTH, dropped_noun="pair",
-                                caveats=word_caveats(words))
+                                scale="bounded", method_reason=_NOT_SMOOTH, dropped_noun="pair", caveats=caveats,
+                                draws_interval=EXTENDED)
 
 
 def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tuple]:
@@ -131,7 +159,8 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     named in ``dropped``. The null value is the accuracy of guessing at random among the
     candidates, ``1 / (n_candidates - 3)``, with the alternative "larger". ``missing=None``, the
     default of this release, drops unusable questions with a FutureWarning (``"raise"`` from
-    glovev-ext 0.3, as for every statistic).
+    glovev-ext 0.3, as for every statistic). The interval is the estimate's extended by the draws'
+    ``attenuation``, as for :func:`evaluate_word_pairs`.
 
     Returns
     -------
@@ -165,8 +194,9 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     estimate = float(accuracy(words.vectors))
     draws = draw_values(words, accuracy, n_draws, random_state)
     baseline = 1.0 / (len(candidates) - 3)
+    caveats = [draws_caveat("the accuracy", "lowers accuracy", "questions", estimate, draws), *word_caveats(words)]
     return InferenceResult.wald(f"analogy accuracy ({len(kept)} questions, {len(candidates)} candidates)", estimate,
                                 float(draws.std(ddof=1)), null_value=baseline, alternative="larger",
                                 method=MONTE_CARLO, words=tuple(candidates), dropped=dropped, draws=draws,
                                 bounds=(0.0, 1.0), scale="bounded", method_reason=_NOT_SMOOTH,
-                                dropped_noun="question", caveats=word_caveats(words))
+                                dropped_noun="question", caveats=caveats, draws_interval=EXTENDED)

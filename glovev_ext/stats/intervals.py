@@ -12,11 +12,23 @@ docs/method.md section 6:
   standard error is the delta method's ``se * d/dtheta``; the interval is mapped back, so it stays
   inside the bounds. ``"linear"`` is the paper's symmetric interval on the statistic itself.
 
-- **Where the delta method is not accurate** (``method="auto"`` chose Monte Carlo, or Monte Carlo
-  was asked for), a bounded statistic's interval is the union of the one above and the percentile
-  interval of draws in which each word's vector follows its t distribution (``w_i + S_i z
-  sqrt(nu_i / chi2_nu_i)``); a test rejects only when both do (its p-value is the larger of the
-  two). Each alone under-covers in places the other does not (docs/method.md section 6).
+- **Where the draws are centred.** :func:`median_shift` is the gap between the estimate and the
+  draws' median on the test scale, in standard errors there (its Monte Carlo noise is
+  :func:`median_shift_noise`). Noise added to trained vectors pulls cosines and correlations toward
+  0, so draws around the estimate are centred nearer 0 than it is (docs/method.md sections 3 and 6.9).
+- **Intervals that use Monte Carlo draws** (``method="auto"`` chose Monte Carlo, or Monte Carlo
+  was asked for) come in two kinds, both one piece that holds the estimate:
+
+  - :data:`UNION` (:func:`union_intervals`, bounded scale): where the delta method's standard error
+    is not accurate, the union of the interval above and the percentile interval of draws in which
+    each word's vector follows its t distribution (``w_i + S_i z sqrt(nu_i / chi2_nu_i)``), slid
+    from the draws' median to the estimate (the union of the two when they overlap); a test
+    rejects only when every part does. Each alone under-covers in places the others do not.
+  - :data:`EXTENDED` (:func:`extended_intervals`): where the standard error is accurate but the
+    draws are shifted, and for model evaluations, the interval above extended by the draws' shift
+    ``d = g(estimate) - g(median)``: the union of the intervals centred anywhere between ``g(estimate)``
+    and ``g(estimate) + d``, the estimate corrected for the shift (the estimate is shifted from the
+    noise-free value as the draws are from the estimate); the p-value is the largest over those centres.
 
 Intervals and p-values use the same distribution and scale, so a p-value is below ``1 - level``
 exactly when the null value lies outside the interval at that level.
@@ -28,6 +40,9 @@ import numpy as np
 from scipy import stats
 
 SCALES = ("bounded", "linear")
+UNION = "union"
+EXTENDED = "extended"
+DRAWS_INTERVALS = (UNION, EXTENDED)
 ALTERNATIVES = ("two-sided", "larger", "smaller")
 UNBOUNDED = (-np.inf, np.inf)
 
@@ -44,6 +59,13 @@ def check_alternative(alternative: str) -> str:
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     return alternative
+
+
+def check_draws_interval(draws_interval: str) -> str:
+    """Validate how an interval uses Monte Carlo draws (:data:`UNION` or :data:`EXTENDED`)."""
+    if draws_interval not in DRAWS_INTERVALS:
+        raise ValueError(f"draws_interval must be one of {DRAWS_INTERVALS}, got {draws_interval!r}")
+    return draws_interval
 
 
 def check_confidence_level(confidence_level: float) -> float:
@@ -195,3 +217,119 @@ def percentile_pvalues(draws: np.ndarray, null_values, alternative: str) -> np.n
     if alternative == "two-sided":
         return np.minimum(1.0, 2 * np.minimum(below, above))
     return below if alternative == "larger" else above
+
+
+def median_shift(estimates, draws: np.ndarray, scale_errors, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """Where draws are centred: ``(g(estimate) - g(median of the draws)) / se_g`` on the test scale ``g``.
+
+    Positive when the draws lie below the estimate. The median, unlike the mean, is the same on
+    every monotone scale, and it is the centre of the intervals of :func:`intervals` mapped back.
+
+    Parameters
+    ----------
+    estimates : array_like, shape (m,)
+    draws : ndarray, shape (n, m)
+    scale_errors : array_like, shape (m,)
+        Standard errors on the test scale (:func:`scaled_errors`).
+    bounds : ndarray, shape (m, 2)
+    scale : {"bounded", "linear"}
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        0 where it is undefined (no spread, or estimate and median at the same bound).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = draws_shift(estimates, draws, bounds, scale) / np.asarray(scale_errors, dtype=np.float64)
+    return np.where(np.isnan(shift), 0.0, shift)
+
+
+def median_shift_noise(n_draws: int) -> float:
+    """The Monte Carlo standard error of :func:`median_shift`, in standard errors: ``sqrt(pi / (2 n))``, that of
+    the median of ``n`` normal draws."""
+    return float(np.sqrt(np.pi / (2 * n_draws)))
+
+
+def draws_shift(estimates, draws: np.ndarray, bounds: np.ndarray, scale: str) -> np.ndarray:
+    """``d = g(estimate) - g(median of the draws)`` on the test scale (0 where both sit at the same bound)."""
+    draws = np.asarray(draws, dtype=np.float64).reshape(len(draws), -1)
+    with np.errstate(invalid="ignore"):
+        shift = to_scale(estimates, bounds, scale) - to_scale(np.median(draws, axis=0), bounds, scale)
+    return np.where(np.isnan(shift), 0.0, shift)
+
+
+def _centres(estimates, shift: np.ndarray, bounds: np.ndarray, scale: str) -> tuple[np.ndarray, np.ndarray]:
+    """The lower and upper ends of the segment from ``g(estimate)`` to ``g(estimate) + shift``, as values."""
+    centre = to_scale(estimates, bounds, scale)
+    with np.errstate(invalid="ignore"):
+        ends = np.where(np.isnan(centre + shift), centre, centre + shift)
+    return (from_scale(np.minimum(centre, ends), bounds, scale), from_scale(np.maximum(centre, ends), bounds, scale))
+
+
+def extended_intervals(estimates, scale_errors, shift: np.ndarray, df, bounds: np.ndarray, scale: str,
+                       confidence_level: float) -> np.ndarray:
+    """``(m, 2)`` intervals of :func:`intervals` centred anywhere from ``g(estimate)`` to ``g(estimate) + shift``.
+
+    With ``shift`` from :func:`draws_shift`: the interval around the estimate extended by the draws'
+    shift, on the side away from the draws. Always one piece, holding the estimate.
+    """
+    low, high = _centres(estimates, shift, bounds, scale)
+    return np.column_stack([intervals(low, scale_errors, df, bounds, scale, confidence_level)[:, 0],
+                            intervals(high, scale_errors, df, bounds, scale, confidence_level)[:, 1]])
+
+
+def extended_pvalues(estimates, scale_errors, shift: np.ndarray, null_values, df, bounds: np.ndarray, scale: str,
+                     alternative: str) -> np.ndarray:
+    """The p-values that invert :func:`extended_intervals`: the largest Wald p-value over the centres.
+
+    Two-sided: at the centre nearest the null (1 when the null lies between the estimate and its
+    corrected value); "larger": at the lowest centre; "smaller": at the highest.
+    """
+    low, high = _centres(estimates, shift, bounds, scale)
+    nulls = np.broadcast_to(np.asarray(null_values, dtype=np.float64), low.shape)
+    if alternative == "two-sided":
+        centre = np.clip(nulls, low, high)
+    else:
+        centre = low if alternative == "larger" else high
+    return pvalue(wald_statistics(centre, scale_errors, nulls, bounds, scale), df, alternative)
+
+
+def union_intervals(estimates, scale_errors, draws: np.ndarray, df, bounds: np.ndarray, scale: str,
+                    confidence_level: float) -> np.ndarray:
+    """``(m, 2)`` unions of the interval of :func:`intervals` and the draws' percentile interval, slid on the test
+    scale from the draws' median to the estimate.
+
+    Every part holds the estimate or meets one that does, so the union is one piece: where the
+    percentile interval meets the interval around the estimate, it is their union.
+    """
+    wald = intervals(estimates, scale_errors, df, bounds, scale, confidence_level)
+    shift = draws_shift(estimates, draws, bounds, scale)
+    low, high = percentile_bounds(draws, confidence_level).T
+    with np.errstate(invalid="ignore"):
+        slid_low = from_scale(to_scale(low, bounds, scale) + np.minimum(shift, 0.0), bounds, scale)
+        slid_high = from_scale(to_scale(high, bounds, scale) + np.maximum(shift, 0.0), bounds, scale)
+    # fmin / fmax: a draw interval at a bound slid by an infinite shift is undefined (NaN) and gives way
+    return np.column_stack([np.fmin(wald[:, 0], np.fmin(low, slid_low)), np.fmax(wald[:, 1], np.fmax(high, slid_high))])
+
+
+def union_pvalues(estimates, scale_errors, draws: np.ndarray, null_values, df, bounds: np.ndarray, scale: str,
+                  alternative: str) -> np.ndarray:
+    """The p-values that invert :func:`union_intervals`: the larger of the Wald p-value and the draws' percentile
+    p-value, the draws slid (between their median and the estimate) where it is largest."""
+    draws = np.asarray(draws, dtype=np.float64).reshape(len(draws), -1)
+    nulls = np.broadcast_to(np.asarray(null_values, dtype=np.float64), (draws.shape[1],))
+    shift = draws_shift(estimates, draws, bounds, scale)
+    on_scale = to_scale(draws, bounds, scale)
+    null_on_scale = to_scale(nulls, bounds, scale)
+    lowest, highest = np.minimum(shift, 0.0), np.maximum(shift, 0.0)
+    if alternative == "two-sided":
+        with np.errstate(invalid="ignore"):
+            slide = np.clip(null_on_scale - np.median(on_scale, axis=0), lowest, highest)
+        slide = np.where(np.isnan(slide), 0.0, slide)
+    else:
+        # "larger" counts the draws at or below the null: sliding them down counts the most
+        slide = lowest if alternative == "larger" else highest
+    with np.errstate(invalid="ignore"):
+        slid = on_scale + slide
+    wald = pvalue(wald_statistics(estimates, scale_errors, nulls, bounds, scale), df, alternative)
+    return np.maximum(wald, percentile_pvalues(slid, null_on_scale, alternative))

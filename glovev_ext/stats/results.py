@@ -19,9 +19,9 @@ from statsmodels.stats.multitest import multipletests
 from .._deprecation import positional_significance_level, renamed_keywords
 from ._summary import notes, parameter_frame, reference_line, render
 from .delta import WordShares
-from .intervals import (UNBOUNDED, bounds_of, check_alternative, intervals, linear_bounds,
-                        percentile_bounds, percentile_pvalues, pvalue, scaled_errors, wald_statistics,
-                        welch_satterthwaite)
+from .intervals import (EXTENDED, UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, draws_shift,
+                        extended_intervals, extended_pvalues, intervals, linear_bounds, percentile_bounds, pvalue,
+                        scaled_errors, union_intervals, union_pvalues, wald_statistics, welch_satterthwaite)
 
 DELTA = "delta method"
 MONTE_CARLO = "Monte Carlo"
@@ -86,6 +86,15 @@ class InferenceResult:
     delta_std_error : float
         The delta method's standard error when ``std_error`` is Monte Carlo's (NaN otherwise): the
         Wald half of a Monte Carlo interval on the bounded scale (``glovev_ext.stats.intervals``).
+    draws_interval : {"union", "extended"}
+        How a Monte Carlo result's interval and test use its draws (``glovev_ext.stats.intervals``):
+        ``"union"``, the interval around the estimate joined with the draws' percentile interval slid
+        from their median to the estimate (bounded scale); ``"extended"``, the interval around the
+        estimate extended by the draws' shift (:attr:`attenuation`) to the estimate corrected for it.
+        Either is one piece that holds the estimate. The ``statistic`` stays the Wald statistic at the
+        estimate; the p-value inverts the interval.
+    dropped_noun : str
+        What ``dropped`` holds: "word", "pair" or "question".
     """
 
     name: str
@@ -108,6 +117,10 @@ class InferenceResult:
     caveats: tuple = ()
     delta_std_error: float = np.nan
     dropped_noun: str = "word"
+    draws_interval: str = UNION
+
+    def __post_init__(self):
+        check_draws_interval(self.draws_interval)
 
     @classmethod
     def wald(cls, name: str, estimate: float, std_error: float, *, null_value: float = 0.0,
@@ -115,15 +128,17 @@ class InferenceResult:
              draws: np.ndarray | None = None, uncertainty: str = RECONSTRUCTION,
              variance_contributions: np.ndarray | None = None, df: float = np.inf, bounds: tuple = UNBOUNDED,
              scale: str = "linear", method_reason: str = "", caveats: Sequence[str] = (),
-             delta_std_error: float = np.nan, dropped_noun: str = "word") -> InferenceResult:
+             delta_std_error: float = np.nan, dropped_noun: str = "word",
+             draws_interval: str = UNION) -> InferenceResult:
         """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
 
-        With Monte Carlo draws on the bounded scale, the test also asks the draws (see
+        With Monte Carlo draws the test also asks the draws, as ``draws_interval`` says (see
         ``glovev_ext.stats.intervals``).
         """
         check_alternative(alternative)
         box = bounds_of(bounds, 1)
-        rule = InferenceRule.of_one(estimate, std_error, delta_std_error, df, box, scale, method, draws)
+        rule = InferenceRule.of_one(estimate, std_error, delta_std_error, df, box, scale, method, draws,
+                                    draws_interval)
         statistic = float(rule.statistics([null_value])[0])
         p = float(rule.pvalues([null_value], alternative)[0])
         return cls(name=name, estimate=float(estimate), std_error=float(std_error), null_value=float(null_value),
@@ -131,7 +146,7 @@ class InferenceResult:
                    words=tuple(words), dropped=tuple(dropped), draws=draws,
                    variance_contributions=variance_contributions, df=float(df), bounds=tuple(map(float, box[0])),
                    scale=scale, method_reason=method_reason, caveats=tuple(caveats),
-                   delta_std_error=float(delta_std_error), dropped_noun=dropped_noun)
+                   delta_std_error=float(delta_std_error), dropped_noun=dropped_noun, draws_interval=draws_interval)
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.statistic, self.pvalue))
@@ -148,16 +163,45 @@ class InferenceResult:
         -----
         On the bounded scale: ``g(estimate) -+ q se_g`` mapped back (``g`` the atanh of the value
         rescaled to (-1, 1), ``q`` the t quantile, ``se_g = se g'(estimate)`` with the delta method's
-        ``se``); for Monte Carlo results joined with the draws' percentile interval
-        (``glovev_ext.stats.intervals``). On the linear scale: the paper's
+        ``se``). Monte Carlo results use their draws as :attr:`draws_interval` says: joined with the
+        draws' percentile interval slid to the estimate (bounded scale), or extended by the draws'
+        shift (``glovev_ext.stats.intervals``). On the linear scale otherwise: the paper's
         ``estimate -+ q se``, with the draws' spread as ``se`` for Monte Carlo.
         """
         if self.method == PERMUTATION:
             raise ValueError("a permutation test gives a p-value, not a confidence interval")
-        low, high = InferenceRule.of_one(self.estimate, self.std_error, self.delta_std_error, self.df,
-                                      bounds_of(self.bounds, 1), self.scale, self.method,
-                                      self.draws).conf_int(confidence_level)[0]
+        low, high = self._rule.conf_int(confidence_level)[0]
         return float(low), float(high)
+
+    @property
+    def _rule(self) -> InferenceRule:
+        return InferenceRule.of_one(self.estimate, self.std_error, self.delta_std_error, self.df,
+                                    bounds_of(self.bounds, 1), self.scale, self.method, self.draws,
+                                    self.draws_interval)
+
+    @property
+    def tested_std_error(self) -> float:
+        """The standard error this result's interval and test are built from.
+
+        ``std_error``, except for a Monte Carlo result whose interval uses its draws: there the delta
+        method's (:attr:`delta_std_error`), since the draws' spread, which a bounded statistic caps,
+        understates how far the estimate moves (docs/method.md 6.3 and 7.2). Comparisons of results
+        (:func:`~glovev_ext.stats.compare_models`) weigh them by it.
+        """
+        return float(self._rule.tested_errors[0])
+
+    @property
+    def attenuation(self) -> float:
+        """The estimate minus the median of the Monte Carlo draws (NaN without draws).
+
+        The draws perturb the trained vectors with GloVe-V's noise, which pulls cosines and
+        correlations toward 0: for those, a positive value (negative for a negative estimate) says
+        how far the noise attenuates the statistic, and the estimate is attenuated likewise by the
+        noise in the trained vectors (docs/method.md section 6.9).
+        """
+        if self.draws is None or self.method != MONTE_CARLO:
+            return np.nan
+        return float(self.estimate - np.median(self.draws))
 
     @positional_significance_level
     def percentile_interval(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
@@ -165,8 +209,8 @@ class InferenceResult:
 
         These describe the statistic of perturbed vectors (each word's t distribution with
         ``use_t``), whose noise pulls cosines and correlations toward 0 (docs/method.md section 3):
-        the interval can miss the estimate at the trained vectors. :meth:`conf_int` joins it with
-        the interval around the estimate.
+        the interval can miss the estimate at the trained vectors. :meth:`conf_int` says what the
+        reported interval makes of them.
         """
         if self.draws is None or self.method != MONTE_CARLO:
             raise ValueError("only Monte Carlo results have draws")
@@ -218,6 +262,7 @@ class InferenceResult:
                      reference_line([self.df], np.array([self.bounds]), self.scale)]
         if self.method_reason:
             first.append(f"Method: {self.method_reason}")
+        first += self._rule.interval_lines()
         return notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped, self.dropped_noun)
 
     def __str__(self) -> str:
@@ -266,6 +311,8 @@ class ResultFamily:
         intervals on the bounded scale); None otherwise.
     dropped_noun : str
         What ``dropped`` holds: "word", "pair" or "question".
+    draws_interval : {"union", "extended"}
+        How Monte Carlo intervals and tests use the draws (see :class:`InferenceResult`).
     """
 
     name: str
@@ -290,9 +337,11 @@ class ResultFamily:
     shares: WordShares | None = field(default=None, repr=False, compare=False)
     delta_covariance: np.ndarray | None = field(default=None, repr=False, compare=False)
     dropped_noun: str = "word"
+    draws_interval: str = UNION
 
     def __post_init__(self):
         check_alternative(self.alternative)
+        check_draws_interval(self.draws_interval)
         m = len(self.names)
         if self.null_values is None:
             object.__setattr__(self, "null_values", np.zeros(m))
@@ -311,7 +360,21 @@ class ResultFamily:
     def _rule(self) -> InferenceRule:
         delta = None if self.delta_covariance is None else np.sqrt(np.diag(self.delta_covariance))
         return InferenceRule(self.estimates, self.std_errors, delta, self.df, self.bounds, self.scale, self.method,
-                          self.draws)
+                             self.draws, self.draws_interval)
+
+    @property
+    def tested_std_errors(self) -> np.ndarray:
+        """The standard errors the rows' intervals and tests are built from (see
+        :attr:`InferenceResult.tested_std_error`)."""
+        return self._rule.tested_errors
+
+    @property
+    def attenuation(self) -> np.ndarray:
+        """Each estimate minus the median of its Monte Carlo draws (NaN without draws; see
+        :attr:`InferenceResult.attenuation`)."""
+        if self.draws is None or self.method != MONTE_CARLO:
+            return np.full(len(self), np.nan)
+        return self.estimates - np.median(self.draws, axis=0)
 
     @property
     def statistics(self) -> np.ndarray:
@@ -335,7 +398,7 @@ class ResultFamily:
                                     method_reason=self.method_reason, caveats=self.caveats,
                                     delta_std_error=(np.nan if self.delta_covariance is None
                                                      else float(np.sqrt(self.delta_covariance[k, k]))),
-                                    dropped_noun=self.dropped_noun)
+                                    dropped_noun=self.dropped_noun, draws_interval=self.draws_interval)
 
     @renamed_keywords(alpha=("significance_level", None))
     def correct(self, method: str, significance_level: float = 0.05) -> ResultFamily:
@@ -379,7 +442,7 @@ class ResultFamily:
                             method_reason=self.method_reason, caveats=self.caveats, shares=shares,
                             delta_covariance=(None if self.delta_covariance is None
                                               else weights @ self.delta_covariance @ weights.T),
-                            dropped_noun=self.dropped_noun)
+                            dropped_noun=self.dropped_noun, draws_interval=self.draws_interval)
 
     def contrast(self, weights: Sequence[float], name: str | None = None, null_value: float = 0.0,
                  alternative: str = "two-sided") -> InferenceResult:
@@ -426,6 +489,7 @@ class ResultFamily:
                             f"multipletests(method={self.correction!r})")
         if self.method_reason:
             first.append(f"Method: {self.method_reason}")
+        first += self._rule.interval_lines()
         return render(self.summary_frame(confidence_level=confidence_level), f"{self.name}: {self.method}",
                       notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped, self.dropped_noun))
 
@@ -500,6 +564,7 @@ class NeighborsResult:
                      "Reference:", "Reference of the one-sided tests against the next:")]
         if family.method_reason:
             first.append(f"Method: {family.method_reason}")
+        first += family._rule.interval_lines()
         return render(self.summary_frame(confidence_level=confidence_level),
                       f"Nearest neighbours of {self.word!r}: {family.method}, "
                       f"{self.n_draws} Monte Carlo draws for ranks",
@@ -515,8 +580,9 @@ class InferenceRule:
     """What intervals and tests of ``m`` values rest on, and the one rule that turns it into them.
 
     ``glovev_ext.stats.intervals``: on the test scale with ``se g'(estimate)`` (the delta method's
-    ``se`` for Monte Carlo on the bounded scale, when known) and t(``df``); for Monte Carlo on the
-    bounded scale joined with the draws' percentile interval, the p-value the larger of the two.
+    ``se`` for Monte Carlo, when known) and t(``df``). A Monte Carlo rule with draws uses them as
+    ``draws_interval`` says: ``"union"`` (bounded scale only) joins the draws' percentile interval,
+    slid from their median to the estimate; ``"extended"`` extends the interval by the draws' shift.
     """
 
     estimates: np.ndarray
@@ -527,39 +593,83 @@ class InferenceRule:
     scale: str
     method: str
     draws: np.ndarray | None
+    draws_interval: str = UNION
 
     @classmethod
     def of_one(cls, estimate: float, std_error: float, delta_std_error: float, df: float, bounds: np.ndarray,
-               scale: str, method: str, draws: np.ndarray | None) -> InferenceRule:
+               scale: str, method: str, draws: np.ndarray | None, draws_interval: str = UNION) -> InferenceRule:
         """The rule for a single value (a draw per row, if any)."""
         return cls(np.array([estimate]), np.array([std_error]),
                    None if np.isnan(delta_std_error) else np.array([delta_std_error]), np.array([df]), bounds, scale,
-                   method, None if draws is None else np.asarray(draws).reshape(-1, 1))
+                   method, None if draws is None else np.asarray(draws).reshape(-1, 1), draws_interval)
 
     @property
-    def _asks_the_draws(self) -> bool:
-        return self.method == MONTE_CARLO and self.draws is not None and self.scale == "bounded"
+    def _uses(self) -> str | None:
+        """How the draws enter: ``UNION``, ``EXTENDED`` or None (a Wald interval)."""
+        if self.method != MONTE_CARLO or self.draws is None:
+            return None
+        if self.draws_interval == EXTENDED:
+            return EXTENDED
+        return UNION if self.scale == "bounded" else None
+
+    @property
+    def tested_errors(self) -> np.ndarray:
+        """The standard errors (on the statistic's own scale) the intervals and tests are built from: the
+        delta method's where a Monte Carlo rule uses its draws and has them, else ``std_errors``."""
+        use_delta = self._uses is not None and self.delta_std_errors is not None
+        return self.delta_std_errors if use_delta else self.std_errors
 
     @property
     def _scale_errors(self) -> np.ndarray:
-        use_delta = self._asks_the_draws and self.delta_std_errors is not None
-        errors = self.delta_std_errors if use_delta else self.std_errors
-        return scaled_errors(self.estimates, errors, self.bounds, self.scale)
+        return scaled_errors(self.estimates, self.tested_errors, self.bounds, self.scale)
+
+    @property
+    def _shift(self) -> np.ndarray:
+        return draws_shift(self.estimates, self.draws, self.bounds, self.scale)
 
     def statistics(self, null_values) -> np.ndarray:
         return wald_statistics(self.estimates, self._scale_errors, np.asarray(null_values, dtype=np.float64),
                                self.bounds, self.scale)
 
     def pvalues(self, null_values, alternative: str) -> np.ndarray:
-        wald = pvalue(self.statistics(null_values), self.df, alternative)
-        if self._asks_the_draws:
-            return np.maximum(wald, percentile_pvalues(self.draws, null_values, alternative))
-        return wald
+        nulls = np.asarray(null_values, dtype=np.float64)
+        if self._uses == EXTENDED:
+            return extended_pvalues(self.estimates, self._scale_errors, self._shift, nulls, self.df, self.bounds,
+                                    self.scale, alternative)
+        if self._uses == UNION:
+            return union_pvalues(self.estimates, self._scale_errors, self.draws, nulls, self.df, self.bounds,
+                                 self.scale, alternative)
+        return pvalue(self.statistics(nulls), self.df, alternative)
 
     def conf_int(self, confidence_level: float) -> np.ndarray:
-        interval = intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
-        if self._asks_the_draws:
-            draws = percentile_bounds(self.draws, confidence_level)
-            interval = np.column_stack([np.minimum(interval[:, 0], draws[:, 0]),
-                                        np.maximum(interval[:, 1], draws[:, 1])])
-        return interval
+        if self._uses == EXTENDED:
+            return extended_intervals(self.estimates, self._scale_errors, self._shift, self.df, self.bounds,
+                                      self.scale, confidence_level)
+        if self._uses == UNION:
+            return union_intervals(self.estimates, self._scale_errors, self.draws, self.df, self.bounds, self.scale,
+                                   confidence_level)
+        return intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
+
+    def interval_lines(self) -> list[str]:
+        """What a summary says about an interval that uses draws: how it is formed, and, for one value, where
+        the draws lie."""
+        where = "on atanh" if self.scale == "bounded" and np.isfinite(self.bounds).all() else ""
+        which = "the delta method's" if self.delta_std_errors is not None else "the draws'"
+        reference = "t" if np.isfinite(self.df).any() else "normal"
+        if self._uses == UNION:
+            return [f"Interval: the union of the {reference} interval around the estimate ({which} standard error) and "
+                    "the draws' percentile interval, slid from the draws' median to the estimate (one piece; "
+                    "docs/method.md 6.9)"]
+        if self._uses != EXTENDED:
+            return []
+        line = (f"Interval: the {reference} interval around the estimate ({which} standard error"
+                f"{', ' + where if where else ''})"
+                " extended by the draws' shift, up to 2 g(estimate) - g(median of the draws): the noise that moves "
+                "the draws from the estimate moves the estimate from its noise-free value about as far "
+                "(docs/method.md 6.9)")
+        if len(self.estimates) == 1:
+            median = float(np.median(self.draws))
+            gap = float(self.estimates[0]) - median
+            line += (f"; the draws' median is {median:.4g}, {abs(gap):.4g} {'below' if gap > 0 else 'above'} the "
+                     "estimate (attenuation)")
+        return [line]

@@ -10,7 +10,9 @@ from scipy import stats
 
 import glovev_ext
 from glovev_ext.stats import cosine_statistic, welch_satterthwaite, weat_statistic
-from glovev_ext.stats.intervals import intervals, percentile_pvalues, pvalue, scaled_errors, wald_statistics
+from glovev_ext.stats.intervals import (extended_intervals, extended_pvalues, intervals, median_shift,
+                                        median_shift_noise, percentile_pvalues, pvalue, scaled_errors, union_intervals,
+                                        union_pvalues, wald_statistics)
 from glovev_ext.stats.weat import effect_size_bound
 
 SPEECH = (["he", "him", "his", "man"], ["she", "her", "woman", "mother"], ["said", "asked", "told"],
@@ -107,19 +109,151 @@ def test_contrasts_get_welch_satterthwaite_from_each_words_share(kv):
     assert family.df == pytest.approx([family[k].df for k in range(3)])
 
 
+def quoted(pattern, reason):
+    """A number ``method_reason`` quotes, e.g. ``r"within ([0-9.]+)%"``."""
+    return float(re.search(pattern, reason).group(1))
+
+
+def independent_shift(kv, a, b):
+    """Where 20,000 normal draws of cos(a, b) are centred: (atanh(estimate) - atanh(median)) in delta-method
+    standard errors on atanh (its Monte Carlo noise: about 0.009)."""
+    drawn = kv.similarity_test(a, b, method="monte carlo", use_t=False, n_draws=20000, random_state=7)
+    z_error = drawn.delta_std_error / (1 - drawn.estimate**2)
+    return (np.arctanh(drawn.estimate) - np.arctanh(np.median(drawn.draws))) / z_error
+
+
 def test_auto_keeps_the_delta_method_only_where_monte_carlo_agrees(kv):
-    frequent = kv.similarity_test("man", "woman", random_state=1)
+    frequent = kv.similarity_test("he", "she", random_state=1)
     assert frequent.method == "delta method" and "agree with 2000 Monte Carlo draws within" in frequent.method_reason
-    drawn = kv.similarity_test("man", "woman", method="monte carlo", n_draws=8000, random_state=2)
+    drawn = kv.similarity_test("he", "she", method="monte carlo", n_draws=8000, random_state=2)
     assert frequent.std_error == pytest.approx(drawn.std_error, rel=0.05)
     # the gap the reason quotes, against an independent 8,000-draw estimate (its noise: about 0.8 %)
-    quoted = float(re.search(r"within ([0-9.]+)%", frequent.method_reason).group(1)) / 100
-    assert quoted == pytest.approx(abs(frequent.std_error / drawn.std_error - 1), abs=0.02)
+    gap = quoted(r"within ([0-9.]+)%", frequent.method_reason) / 100
+    assert gap == pytest.approx(abs(frequent.std_error / drawn.std_error - 1), abs=0.02)
+    # and where the draws lie, against 20,000 independent draws (noise of the quoted one: 0.03)
+    shift = quoted(r"within ([0-9.]+) standard errors of the estimates", frequent.method_reason)
+    assert shift <= 0.25 and shift == pytest.approx(abs(independent_shift(kv, "he", "she")), abs=0.1)
     rare = max((w for w in kv.index_to_key if kv.has_covariance(w)), key=lambda w: np.trace(kv.covariance(w)))
     hard = kv.similarity_test(rare, "man", random_state=1)
     assert hard.method == "Monte Carlo" and "off the draws'" in hard.method_reason
+    assert hard.draws_interval == "union"
     assert -1 <= hard.conf_int()[0] <= hard.conf_int()[1] <= 1
     assert f"Method: {hard.method_reason}" in str(hard.summary())
+
+
+def test_auto_leaves_the_delta_method_where_the_draws_are_shifted(kv):
+    """cos(man, woman): standard errors agree within 3 %, but the draws' median lies 0.35 standard errors below
+    the estimate (noise pulls cosines toward 0). Before, "auto" kept the delta method; now the result says so
+    and extends the delta interval by the shift."""
+    result = kv.similarity_test("man", "woman", random_state=1)
+    expected = independent_shift(kv, "man", "woman")
+    assert expected > 0.25
+    assert result.method == "Monte Carlo" and result.draws_interval == "extended"
+    shift = quoted(r"centred ([0-9.]+) standard errors below the estimate", result.method_reason)
+    assert shift == pytest.approx(expected, abs=0.1)
+    assert "though its standard errors agree within" in result.method_reason
+    assert quoted(r"Monte Carlo noise ([0-9.]+)", result.method_reason) == pytest.approx(np.sqrt(np.pi / 4000),
+                                                                                           abs=0.005)
+    # the interval by hand: the t interval on atanh, centred anywhere from the estimate to 2 z - atanh(median)
+    z, z_error = np.arctanh(result.estimate), result.delta_std_error / (1 - result.estimate**2)
+    corrected = 2 * z - np.arctanh(np.median(result.draws))
+    q = stats.t.ppf(0.975, result.df)
+    low, high = result.conf_int()
+    assert (low, high) == pytest.approx((np.tanh(z - q * z_error), np.tanh(corrected + q * z_error)), rel=1e-12)
+    assert low < result.estimate < np.tanh(corrected) < high
+    assert result.attenuation == pytest.approx(result.estimate - np.median(result.draws), rel=1e-12)
+    text = str(result.summary())
+    assert "Interval: the t interval around the estimate (the delta method's standard error, on atanh) extended " \
+           "by the draws' shift" in text
+    assert f"the draws' median is {np.median(result.draws):.4g}, {result.attenuation:.4g} below the estimate" in text
+
+
+def test_a_shift_diagnostic_of_made_up_draws(rng):
+    """Draws whose median sits 0.4 standard errors below the estimate on atanh; its Monte Carlo noise is that of a
+    normal sample's median, sqrt(pi / (2 n))."""
+    bounds = np.array([[-1.0, 1.0], [-np.inf, np.inf]])
+    estimates, z_errors = np.array([0.5, 3.0]), np.array([0.1, 2.0])
+    centres = np.array([np.arctanh(0.5) - 0.4 * 0.1, 3.0 + 0.6 * 2.0])
+    shifts = []
+    for _ in range(400):
+        on_scale = centres + z_errors * rng.standard_normal((1000, 2))
+        draws = np.column_stack([np.tanh(on_scale[:, 0]), on_scale[:, 1]])
+        shifts.append(median_shift(estimates, draws, z_errors, bounds, "bounded"))
+    shifts = np.array(shifts)
+    np.testing.assert_allclose(shifts.mean(axis=0), [0.4, -0.6], atol=0.01)
+    np.testing.assert_allclose(shifts.std(axis=0), median_shift_noise(1000), rtol=0.15)
+    assert median_shift_noise(1000) == pytest.approx(np.sqrt(np.pi / 2000))
+    # an estimate and draws all at the same bound: no shift (an accuracy of 0 drawn as 0)
+    at_bound = median_shift([0.0], np.zeros((10, 1)), [0.1], np.array([[0.0, 1.0]]), "bounded")
+    np.testing.assert_array_equal(at_bound, [0.0])
+
+
+def brute_force_union(pieces):
+    """The union of closed intervals, as a list of disjoint pieces."""
+    merged = []
+    for low, high in sorted(pieces):
+        if merged and low <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    return merged
+
+
+@pytest.mark.parametrize("shift", [0.03, -0.1, 1.5])
+def test_the_extended_interval_is_every_interval_centred_between_the_estimate_and_its_correction(shift):
+    """Brute force over 4,001 centres from atanh(estimate) to atanh(estimate) + shift (atanh units; the standard
+    error there is 0.1): one piece holding the estimate, even for a shift of 15 standard errors."""
+    bounds, estimate, z_error, df = np.array([[-1.0, 1.0]]), 0.6, 0.1, 30.0
+    q = stats.t.ppf(0.975, df)
+    centres = np.arctanh(estimate) + np.linspace(0, shift, 4001)
+    pieces = brute_force_union([(np.tanh(c - q * z_error), np.tanh(c + q * z_error)) for c in centres])
+    assert len(pieces) == 1
+    interval = extended_intervals([estimate], [z_error], np.array([shift]), [df], bounds, "bounded", 0.95)[0]
+    np.testing.assert_allclose(interval, pieces[0], rtol=1e-12)
+    assert interval[0] < estimate < interval[1]
+    # the p-value inverts it: 0.05 at both ends, 1 between the estimate and its correction, below 0.05 outside
+    ends = extended_pvalues([estimate] * 2, [z_error] * 2, np.array([shift] * 2), interval, [df] * 2,
+                            np.vstack([bounds] * 2), "bounded", "two-sided")
+    np.testing.assert_allclose(ends, 0.05, rtol=1e-9)
+    between = np.tanh(np.arctanh(estimate) + shift / 2)
+    assert extended_pvalues([estimate], [z_error], np.array([shift]), [between], [df], bounds, "bounded",
+                            "two-sided")[0] == 1.0
+    outside = extended_pvalues([estimate] * 2, [z_error] * 2, np.array([shift] * 2),
+                               [interval[0] - 0.01, interval[1] + 0.01], [df] * 2, np.vstack([bounds] * 2),
+                               "bounded", "two-sided")
+    assert (outside < 0.05).all()
+    # one-sided: the lower end of the 90 % interval is where "larger" rejects at 5 %
+    lower = extended_intervals([estimate], [z_error], np.array([shift]), [df], bounds, "bounded", 0.9)[0, 0]
+    assert extended_pvalues([estimate], [z_error], np.array([shift]), [lower], [df], bounds, "bounded",
+                            "larger")[0] == pytest.approx(0.05, rel=1e-9)
+
+
+def test_the_union_with_draws_that_miss_the_wald_interval_is_one_piece(rng):
+    """Draws centred 6 standard errors below the estimate: their percentile interval and the Wald interval are
+    disjoint, and the previous hull of the two held values that both rejected. Now the draws' interval slides
+    from their median to the estimate: one piece, the union of every slid interval (brute force) and the Wald
+    interval, and a p-value that is below 0.05 exactly outside it."""
+    bounds, estimate, z_error, df = np.array([[-1.0, 1.0]]), 0.5, 0.05, np.inf
+    draws = np.tanh(np.arctanh(estimate) - 6 * z_error + z_error * rng.standard_normal((4000, 1)))
+    wald = intervals([estimate], [z_error], [df], bounds, "bounded", 0.95)[0]
+    low, high = np.quantile(draws, [0.025, 0.975])
+    assert high < wald[0]  # disjoint
+    shift = np.arctanh(estimate) - np.arctanh(np.median(draws))
+    slides = np.linspace(0, shift, 4001)
+    pieces = brute_force_union([tuple(wald)] + [(np.tanh(np.arctanh(low) + s), np.tanh(np.arctanh(high) + s))
+                                                for s in slides])
+    assert len(pieces) == 1
+    interval = union_intervals([estimate], [z_error], draws, [df], bounds, "bounded", 0.95)[0]
+    np.testing.assert_allclose(interval, pieces[0], rtol=1e-10)
+    nulls = np.linspace(interval[0] - 0.05, interval[1] + 0.05, 401)
+    p = union_pvalues(np.full(nulls.size, estimate), np.full(nulls.size, z_error),
+                      np.repeat(draws, nulls.size, axis=1), nulls, np.full(nulls.size, df),
+                      np.repeat(bounds, nulls.size, axis=0), "bounded", "two-sided")
+    inside = (nulls >= interval[0]) & (nulls <= interval[1])
+    clear = np.minimum(np.abs(nulls - interval[0]), np.abs(nulls - interval[1])) > 2e-3
+    np.testing.assert_array_equal((p >= 0.05)[clear], inside[clear])
+    gap = (high + wald[0]) / 2  # between the two pieces: both used to reject there
+    assert union_pvalues([estimate], [z_error], draws, [gap], [df], bounds, "bounded", "two-sided")[0] == 1.0
 
 
 def test_results_name_the_words_that_dominate_a_variance(kv):

@@ -86,27 +86,95 @@ def test_families_take_a_named_multiple_testing_correction(kv):
         family.correct("not-a-method")
 
 
-def test_monte_carlo_intervals_join_the_linearised_and_the_percentile_interval(kv):
-    result = kv.similarity_test("man", "woman", method="monte carlo", n_draws=500, random_state=4)
-    delta = kv.similarity_test("man", "woman", method="delta")
-    assert result.method == "Monte Carlo" and result.draws.shape == (500,)
-    assert result.estimate == pytest.approx(kv.similarity("man", "woman"), rel=1e-6)
+def by_hand(result, confidence_level=0.95):
+    """The pieces of a cosine's Monte Carlo interval, from its estimate, delta-method error, df and draws alone:
+    the t interval on atanh, the draws' percentile interval, and the shift atanh(estimate) - atanh(median)."""
+    z, z_error = np.arctanh(result.estimate), result.delta_std_error / (1 - result.estimate**2)
+    q = stats.t.ppf(0.5 + confidence_level / 2, result.df)
+    percentile = np.quantile(result.draws, [0.5 - confidence_level / 2, 0.5 + confidence_level / 2])
+    return z, z_error, q, percentile, z - np.arctanh(np.median(result.draws))
+
+
+def test_monte_carlo_intervals_join_the_linearised_and_the_slid_percentile_interval(kv):
+    """Where the delta method's standard error is off (cos(king, queen), 15 %), the interval is the union of the t
+    interval around the estimate and the draws' percentile interval slid from their median to the estimate."""
+    result = kv.similarity_test("king", "queen", method="monte carlo", n_draws=500, random_state=4)
+    delta = kv.similarity_test("king", "queen", method="delta")
+    assert result.method == "Monte Carlo" and result.draws.shape == (500,) and result.draws_interval == "union"
+    assert result.estimate == pytest.approx(kv.similarity("king", "queen"), rel=1e-6)
     assert result.delta_std_error == pytest.approx(delta.std_error, rel=1e-12)
-    assert result.std_error == pytest.approx(delta.std_error, rel=0.1)
     percentile = result.percentile_interval()
     assert percentile == pytest.approx(tuple(np.quantile(result.draws, [0.025, 0.975])))
+    z, z_error, q, percentile, shift = by_hand(result)
+    slid = np.tanh(np.arctanh(percentile) + [min(shift, 0), max(shift, 0)])
     low, high = result.conf_int()
-    assert low == pytest.approx(min(percentile[0], delta.conf_int()[0]))
-    assert high == pytest.approx(max(percentile[1], delta.conf_int()[1]))
-    assert result.pvalue == pytest.approx(max(delta.pvalue, 2 * min((result.draws <= 0).mean(),
-                                                                    (result.draws >= 0).mean())))
-    # the paper's: symmetric around the estimate with the draws' spread
-    linear = kv.similarity_test("man", "woman", method="monte carlo", n_draws=500, random_state=4, scale="linear",
+    assert low == pytest.approx(min(np.tanh(z - q * z_error), percentile[0], slid[0]), rel=1e-12)
+    assert high == pytest.approx(max(np.tanh(z + q * z_error), percentile[1], slid[1]), rel=1e-12)
+    assert delta.conf_int()[0] >= low and delta.conf_int()[1] <= high
+    # the p-value of 0: the larger of the Wald test's and the share of draws beyond 0, slid toward it
+    on_atanh = np.arctanh(result.draws) + np.clip(-np.median(np.arctanh(result.draws)), min(shift, 0), max(shift, 0))
+    share = 2 * min((on_atanh <= 0).mean(), (on_atanh >= 0).mean())
+    assert result.pvalue == pytest.approx(max(delta.pvalue, min(1.0, share)))
+    assert "Interval: the union of the t interval around the estimate (the delta method's standard error) and the " \
+           "draws' percentile interval, slid from the draws' median to the estimate" in str(result.summary())
+    # the paper's linear scale with centred draws: symmetric around the estimate with the draws' spread
+    linear = kv.similarity_test("he", "she", method="monte carlo", n_draws=500, random_state=4, scale="linear",
                                 use_t=False)
-    assert sum(linear.conf_int()) / 2 == pytest.approx(result.estimate)
+    assert linear.draws_interval == "union"
+    assert sum(linear.conf_int()) / 2 == pytest.approx(linear.estimate)
     assert linear.conf_int()[1] - linear.estimate == pytest.approx(1.959964 * linear.std_error, rel=1e-5)
     with pytest.raises(ValueError, match="only Monte Carlo"):
         kv.similarity_test("man", "woman", method="delta").percentile_interval()
+
+
+def test_shifted_draws_extend_the_interval_on_either_scale_and_every_rendering_agrees(kv):
+    """cos(man, woman), Monte Carlo as asked: its draws lie 0.35 standard errors below the estimate, so the interval
+    is the delta method's extended by the shift, on atanh (default) or on the statistic itself (linear); conf_int,
+    summary_frame and summary show the same numbers, and the p-value inverts the interval."""
+    result = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4)
+    assert result.draws_interval == "extended" and "standard errors below the estimate" in result.method_reason
+    z, z_error, q, _, shift = by_hand(result)
+    expected = (np.tanh(min(z, z + shift) - q * z_error), np.tanh(max(z, z + shift) + q * z_error))
+    assert result.conf_int() == pytest.approx(expected, rel=1e-12)
+    frame = result.summary_frame()
+    assert tuple(frame.iloc[0][["Conf. Int. Low", "Conf. Int. Upp."]]) == pytest.approx(expected, rel=1e-12)
+    assert f"{expected[0]:.4g}" in str(result.summary()) and f"{expected[1]:.4g}" in str(result.summary())
+    at_edge = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4,
+                                 null_value=expected[1])
+    assert at_edge.pvalue == pytest.approx(0.05, rel=1e-9)
+    inside = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4,
+                                null_value=np.tanh(z + shift / 2))
+    assert inside.pvalue == 1.0 and inside.statistic != 0  # the statistic stays the Wald statistic at the estimate
+    linear = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4, scale="linear")
+    assert linear.draws_interval == "extended"
+    gap = linear.estimate - np.median(linear.draws)
+    q = stats.t.ppf(0.975, linear.df)
+    assert linear.conf_int() == pytest.approx((linear.estimate - q * linear.delta_std_error,
+                                               linear.estimate + gap + q * linear.delta_std_error), rel=1e-12)
+
+
+def test_a_family_and_its_contrasts_keep_the_rule_of_their_draws(kv):
+    """Each row of a family of shifted draws, and a contrast of two rows (its draws the difference of theirs), gets
+    the extended interval; attenuation is each estimate minus its draws' median."""
+    family = kv.similarities_test([("man", "woman"), ("he", "she")], method="monte carlo", n_draws=2000,
+                                  random_state=4)
+    assert family.draws_interval == "extended"
+    np.testing.assert_allclose(family.attenuation, family.estimates - np.median(family.draws, axis=0), rtol=1e-12)
+    for k in range(2):
+        row = family[k]
+        assert row.draws_interval == "extended" and row.attenuation == pytest.approx(family.attenuation[k])
+        np.testing.assert_allclose(family.conf_int()[k], row.conf_int(), rtol=1e-12)
+    difference = family.difference(0, 1)
+    assert difference.draws_interval == "extended" and difference.bounds == (-2.0, 2.0)
+    draws = family.draws[:, 0] - family.draws[:, 1]
+    half = difference.estimate / 2  # a difference of cosines lies in [-2, 2]
+    z, z_error = np.arctanh(half), difference.delta_std_error / 2 / (1 - half**2)
+    shift = z - np.arctanh(np.median(draws) / 2)
+    q = stats.t.ppf(0.975, difference.df)
+    expected = 2 * np.tanh([min(z, z + shift) - q * z_error, max(z, z + shift) + q * z_error])
+    np.testing.assert_allclose(difference.conf_int(), expected, rtol=1e-12)
+    assert "extended by the draws' shift" in str(family.summary())
+    assert np.isnan(kv.similarity_test("man", "woman", method="delta").attenuation)  # no draws
 
 
 def test_unusable_words_are_named_and_dropped_or_refused(kv):

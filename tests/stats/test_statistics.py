@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 from scipy.stats import spearmanr
 
 import glovev_ext
@@ -153,6 +154,60 @@ def test_word_pair_evaluation_with_a_monte_carlo_interval(kv):
     assert result.draws.shape == (300,) and result.std_error > 0
 
 
+def extended_by_hand(estimate, draws, bounds, confidence_level=0.95):
+    """estimate -+ z-quantile x the draws' standard deviation on atanh of the value mapped from ``bounds``, extended
+    from the estimate to 2 atanh(estimate) - atanh(median of the draws)."""
+    low, high = bounds
+
+    def to_z(value):
+        return np.arctanh((2 * value - low - high) / (high - low))
+
+    def from_z(z):
+        return (np.tanh(z) * (high - low) + low + high) / 2
+
+    z = to_z(estimate)
+    z_error = draws.std(ddof=1) * 2 / ((high - low) * (1 - ((2 * estimate - low - high) / (high - low)) ** 2))
+    corrected = 2 * z - to_z(np.median(draws))
+    q = stats.norm.ppf(0.5 + confidence_level / 2)
+    return from_z(min(z, corrected) - q * z_error), from_z(max(z, corrected) + q * z_error)
+
+
+def test_word_pair_evaluation_reports_an_interval_around_its_estimate_and_what_the_draws_measure(kv):
+    """Noise added to the vectors attenuates Spearman's rho: the draws lie below the estimate. The interval is the
+    estimate's, extended by that attenuation, one piece holding the estimate; the notes say what it measures."""
+    from gensim.test.utils import datapath
+    result = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=300, random_state=0,
+                                                     missing="drop")
+    median = np.median(result.draws)
+    assert result.attenuation == pytest.approx(result.estimate - median, rel=1e-12)
+    assert abs(median) < abs(result.estimate)  # attenuated
+    low, high = result.conf_int()
+    assert (low, high) == pytest.approx(extended_by_hand(result.estimate, result.draws, (-1, 1)), rel=1e-12)
+    assert low < result.estimate < high and result.draws_interval == "extended"
+    assert (low, high) == pytest.approx(tuple(result.summary_frame().iloc[0][["Conf. Int. Low", "Conf. Int. Upp."]]))
+    text = str(result.summary())
+    assert (f"What the draws measure: Spearman's rho at 300 draws of the embedding, GloVe-V's noise added to the "
+            f"trained vectors. Their median, {median:.3f}, is {result.attenuation:.3f} nearer 0 than the estimate "
+            "(attenuation)") in " ".join(text.split())
+    assert "extended by the draws' shift" in text
+    # the p-value of 0 inverts the interval
+    assert (result.pvalue < 0.05) == (low > 0)
+
+
+def test_analogy_accuracy_interval_is_extended_by_the_draws_attenuation(kv):
+    questions = [("man", "woman", "boy", "girl"), ("man", "woman", "father", "mother"),
+                 ("he", "she", "his", "her"), ("man", "men", "woman", "women"), ("he", "she", "him", "her"),
+                 ("boy", "girl", "father", "mother")]
+    result = kv.evaluate_word_analogies_with_uncertainty(questions, restrict_vocab=2000, n_draws=50, random_state=0,
+                                                         missing="drop")
+    assert result.draws_interval == "extended" and 0 < result.estimate < 1
+    assert result.attenuation == pytest.approx(result.estimate - np.median(result.draws))
+    low, high = result.conf_int()
+    assert (low, high) == pytest.approx(extended_by_hand(result.estimate, result.draws, (0, 1)), rel=1e-12)
+    assert 0 <= low < result.estimate < high <= 1
+    assert "What the draws measure: the accuracy at 50 draws" in " ".join(str(result.summary()).split())
+
+
 def test_analogy_accuracy_against_random_guessing(kv):
     questions = [("man", "woman", "boy", "girl"), ("man", "woman", "father", "mother"),
                  ("he", "she", "his", "her"), ("man", "men", "woman", "women"), ("zzzz", "a", "b", "c")]
@@ -189,3 +244,29 @@ def test_cosine_bias_by_frequency_band_is_the_cosine_bias_of_each_band(kv):
         assert result.estimate == pytest.approx(expected.estimate, rel=1e-12)
         assert result.std_error == pytest.approx(expected.std_error, rel=1e-12)
         assert result.name.startswith(f"band {band + 1}") and result.dropped == ("zzzz (not in the vocabulary)",)
+
+
+def test_the_fit_reports_wordsim_line_holds_its_estimate_and_says_what_the_interval_means(kv):
+    """The report's WordSim-353 line (glovev fit): Spearman's rho from scipy over the usable pairs, inside its
+    interval, which is the estimate's extended by the draws' shift (by hand from the same 500 draws), and the
+    line says so, with the draws' median."""
+    from gensim.test.utils import datapath
+
+    from glovev_ext._fit_report import word_similarity_lines
+    first, meaning = word_similarity_lines(kv)
+    rows = read_word_pairs(datapath("wordsim353.tsv"))
+    usable = [(a, b, s) for a, b, s in rows if kv.unusable_reason(a) is None and kv.unusable_reason(b) is None]
+    rho = spearmanr([kv.similarity(a, b) for a, b, _ in usable], [s for _, _, s in usable])[0]
+    draws = kv.evaluate_word_pairs_with_uncertainty(rows, n_draws=500, random_state=0, missing="drop").draws
+    low, high = extended_by_hand(rho, draws, (-1, 1))
+    assert low < rho < high
+    assert first.startswith(f"WordSim-353: Spearman rho = {rho:.3f}, 95 % interval [{low:.3f}, {high:.3f}] over 500 "
+                            f"GloVe-V draws; {len(rows) - len(usable)} of its {len(rows)} pairs dropped")
+    median = np.median(draws)
+    direction = ("up", "lower") if rho > median else ("down", "higher")
+    assert meaning.startswith(f"  the interval is rho -+ 1.96 standard deviations of the draws "
+                              f"({draws.std(ddof=1):.3f}) on atanh, extended {direction[0]} by the draws' shift "
+                              f"from rho: their median is {median:.3f}, {abs(rho - median):.3f} {direction[1]}")
+    assert meaning.endswith("it carries GloVe-V's noise only, not the choice of word pairs or raters "
+                            "(docs/method.md 6.9)")
+    assert ("nearer 0 because noise in the vectors attenuates correlations" in meaning) == (abs(median) < abs(rho))
