@@ -15,6 +15,7 @@ import numpy as np
 from gensim.test.utils import datapath
 
 from .keyed_vectors import KeyedVectorsWithVariance
+from .covariance.prior import FREQUENT_SPARE_RATIO
 from .pipeline import outside_optimum_region
 from .stats import read_word_pairs
 from .stats.intervals import quantile
@@ -38,6 +39,17 @@ def premise_lines(model) -> list[str]:
     distance = getattr(model, "optimum_distance_", None)
     if distance is None:
         return []
+    estimate = getattr(model, "point_estimate", "trained")
+    if estimate == "posterior":
+        prior = model.prior_
+        return [f"vectors: posterior means under an empirical-Bayes Gaussian prior (strength {prior.strength:g}, "
+                f"its mean and spread from the {prior.n_rows:,} words with more than {FREQUENT_SPARE_RATIO} x D "
+                "contexts); every word has a covariance, the posterior's, centred on the vector reported; for "
+                f"{np.mean(model.prior_share_ > 0.5):.0%} of words the prior holds most of the precision (their "
+                "intervals say more about the prior than about their contexts)"]
+    if estimate != "trained":
+        return [f"vectors: point estimate {estimate!r}, the weighted-least-squares optima given the context vectors, "
+                "which the covariances describe"]
     share = outside_optimum_region(model)
     return [f"trained vectors outside the 95 % region of their weighted-least-squares optimum: {share:.0%} "
             f"(median Mahalanobis distance {np.nanmedian(distance):.1f}): the optimum is the vector that best fits a "

@@ -249,9 +249,13 @@ def _build_parser() -> argparse.ArgumentParser:
                           "paper: the GloVe-V paper's pseudo-inverse, which understates variances (default exact)")
     fit.add_argument("--point-estimate", choices=POINT_ESTIMATES, default="trained",
                      help="the vectors the covariances describe: trained (the paper's), optimum (each word's "
-                          "weighted-least-squares vector given the contexts), or alternating (exact sweeps after "
-                          "training) (default trained)")
-    fit.add_argument("--sweeps", type=int, default=2, help="sweeps of --point-estimate alternating (default 2)")
+                          "weighted-least-squares vector given the contexts), alternating (exact sweeps after "
+                          "training), or posterior (each vector's posterior mean and covariance under an "
+                          "empirical-Bayes Gaussian prior; every word gets a covariance) (default trained)")
+    fit.add_argument("--sweeps", type=int, default=None, help="sweeps of --point-estimate alternating (default 2) or "
+                     "posterior (default 1; 0 allowed)")
+    fit.add_argument("--prior-strength", type=float, default=1.0,
+                     help="--point-estimate posterior: the prior's precision over the one the data give (default 1)")
     _add_n_jobs(fit)
     _add_random_state(fit, "random seed of training (default 0)")
 
@@ -484,11 +488,15 @@ def _open_model(path: str) -> tuple[KeyedVectorsWithVariance, dict]:
 def _check_fit_options(args: argparse.Namespace) -> None:
     """Every option of ``glovev fit`` checked before any work, in the command line's words."""
     at_least_one = {"--n-components": args.n_components, "--epochs": args.epochs, "--window": args.window,
-                    "--min-count": args.min_count, "--sweeps": args.sweeps, "--max-vocab": args.max_vocab}
+                    "--min-count": args.min_count, "--max-vocab": args.max_vocab}
+    if args.point_estimate != "posterior":
+        at_least_one["--sweeps"] = args.sweeps
     for flag, value in at_least_one.items():
         if value is not None and value < 1:
             raise ValueError(f"{flag} must be at least 1, got {value}")
-    for flag, value in {"--x-max": args.x_max, "--alpha": args.alpha}.items():
+    if args.sweeps is not None and args.sweeps < 0:
+        raise ValueError(f"--sweeps must be at least 0, got {args.sweeps}")
+    for flag, value in {"--x-max": args.x_max, "--alpha": args.alpha, "--prior-strength": args.prior_strength}.items():
         if not value > 0:
             raise ValueError(f"{flag} must be positive, got {value}")
     if args.n_jobs == 0:
@@ -506,7 +514,8 @@ def _run_fit(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         model, kv = load_glove_folder(args.glove_folder, dim=args.n_components, x_max=args.x_max, alpha=args.alpha,
                                       n_jobs=args.n_jobs, conditioning=args.conditioning,
-                                      point_estimate=args.point_estimate, n_sweeps=args.sweeps, progress=show_progress)
+                                      point_estimate=args.point_estimate, n_sweeps=args.sweeps,
+                                      prior_strength=args.prior_strength, progress=show_progress)
         _say(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
         reading = time.perf_counter() - started - sum(model.fit_seconds_.values())
         metadata = fit_metadata(source=f"Stanford GloVe output in {args.glove_folder}", estimator=model,
@@ -524,7 +533,8 @@ def _run_fit(args: argparse.Namespace) -> int:
                             min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
                             x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
                             conditioning=args.conditioning, point_estimate=args.point_estimate,
-                            n_sweeps=args.sweeps, progress=show_progress, source=source)
+                            n_sweeps=args.sweeps, prior_strength=args.prior_strength, progress=show_progress,
+                            source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "

@@ -57,7 +57,8 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
                learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-               conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int = 2, progress: bool = True,
+               conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int | None = None,
+               prior_strength: float = 1.0, progress: bool = True,
                source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
@@ -67,7 +68,7 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
     corpus : iterable of documents
         A :class:`~glovev_ext.LineCorpus`, a list of strings or of token lists, any gensim corpus.
     n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype, \
-conditioning, point_estimate, n_sweeps
+conditioning, point_estimate, n_sweeps, prior_strength
         As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
     window, min_count, max_vocab_size, lowercase
         As for :class:`~glovev_ext.CooccurrenceVectorizer`.
@@ -91,7 +92,8 @@ conditioning, point_estimate, n_sweeps
     estimator = GloVeVEstimator(n_components, epochs=epochs, x_max=x_max, alpha=alpha, learning_rate=learning_rate,
                                 random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
                                 covariance_dtype=covariance_dtype, conditioning=conditioning,
-                                point_estimate=point_estimate, n_sweeps=n_sweeps, progress=progress)
+                                point_estimate=point_estimate, n_sweeps=n_sweeps, prior_strength=prior_strength,
+                                progress=progress)
     vectorizer._validate_params()  # every option, and the output folder, checked before the corpus is read
     estimator._check_params()
     if output is not None:
@@ -136,7 +138,7 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         ``metadata_version``, ``glovev_ext_version``, ``source``, ``corpus_sha256``, ``counting`` (window, min_count,
         max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
         learning_rate, x_max, alpha, random_state, schedule, conditioning, point_estimate, n_sweeps
-        (None unless alternating), covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
+        (None unless alternating or posterior), prior_strength (None unless posterior), covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse) and ``seconds``.
     """
     counting = None
@@ -156,7 +158,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                   "alpha": estimator.alpha, "random_state": None if pretrained else random_state,
                   "schedule": None if pretrained else SCHEDULES[0], "covariance_dtype": estimator.covariance_dtype,
                   "conditioning": estimator.conditioning, "point_estimate": estimator.point_estimate,
-                  "n_sweeps": estimator.n_sweeps if estimator.point_estimate == "alternating" else None},
+                  "n_sweeps": estimator.n_sweeps_ if estimator.point_estimate in ("alternating", "posterior") else None,
+                  "prior_strength": estimator.prior_strength if estimator.point_estimate == "posterior" else None},
         "counts": {"n_documents": getattr(vectorizer, "n_documents_", None),
                    "n_tokens": getattr(vectorizer, "n_tokens_", None),
                    "n_words": int(estimator.n_features_in_), "n_nonzeros": int(estimator.n_contexts_.sum()),

@@ -17,6 +17,7 @@ from .._checks import check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, check_training_params, train_glove
 from .passes import covariance_pass, threaded_runner
+from .prior import free_row_posteriors, posterior_sweeps, row_posteriors
 from .refit import alternating_sweeps, check_point_estimate
 from .store import CovarianceStore, CovarianceStoreWriter
 from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors, residual_variances
@@ -24,6 +25,7 @@ from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors
 logger = logging.getLogger(__name__)
 
 _STORAGE_CHOICES = ("memory", "lazy")
+DEFAULT_SWEEPS = {"alternating": 2, "posterior": 1}  # the point estimates that sweep, and their default sweeps
 
 
 @dataclass(frozen=True)
@@ -85,14 +87,21 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         below 1e-3 of the largest once ``cond(H_i) * eps > 1e-10``; it sets the directions of
         largest variance to zero, so intervals of those words under-cover (results say so), and
         is kept to reproduce the paper's numbers.
-    point_estimate : {"trained", "optimum", "alternating"}, default="trained"
-        The centre vectors the covariances describe (docs/method.md section 6.6): the trained
-        vectors (the paper's); each replaced by its weighted-least-squares optimum given the
-        trained C, b, c, the point GloVe-V's model takes it to be; or ``n_sweeps`` exact
-        alternating sweeps (W given C, b, c, then C given W, b, c) after training, ending with the
-        optimum. Words without a covariance keep their trained vectors. Not with lazy storage.
-    n_sweeps : int, default=2
-        Sweeps of ``point_estimate="alternating"``.
+    point_estimate : {"trained", "optimum", "alternating", "posterior"}, default="trained"
+        The centre vectors the covariances describe (docs/method.md sections 6.6 and 6.12): the
+        trained vectors (the paper's); each replaced by its weighted-least-squares optimum given the
+        trained C, b, c, the point GloVe-V's model takes it to be; ``n_sweeps`` exact alternating
+        sweeps (W given C, b, c, then C given W, b, c) after training, ending with the optimum (words
+        without a covariance keep their trained vectors); or ``"posterior"``: each vector's posterior
+        mean under an empirical-Bayes Gaussian prior (``prior_strength``), after ``n_sweeps``
+        regularised sweeps, with its posterior covariance, which every word gets (``prior_share_``
+        says how much of it is the prior's). Not with lazy storage.
+    n_sweeps : int or None, default=None
+        Sweeps of ``point_estimate="alternating"`` (None: 2) or ``"posterior"`` (None: 1; 0 is
+        allowed: the posterior given the trained C, b, c). ``n_sweeps_`` is the number run.
+    prior_strength : float, default=1.0
+        ``gamma`` of ``point_estimate="posterior"``: the prior's precision is ``gamma`` times the
+        one the data give (the spread of frequent words' vectors less their noise).
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
@@ -136,7 +145,15 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         The weighted-least-squares optimum ``w_i*`` given C, b, c (not with lazy storage).
     optimum_distance_ : ndarray, shape (V,)
         Mahalanobis distance of ``w_i`` from ``w_i*`` under ``Sigma_i`` (the model assumes 0; not with
-        lazy storage; 0 when the point estimate is the optimum).
+        lazy storage; 0 when the point estimate is the optimum or the posterior mean, which its
+        covariance describes).
+    prior_ : GaussianPrior or None
+        The prior of ``point_estimate="posterior"`` (None otherwise).
+    prior_share_ : ndarray, shape (V,) or None
+        ``point_estimate="posterior"``: the share of each word's posterior precision that is the
+        prior's, ``tr(s2_i P Sigma_i / s2_i) / D`` (0: the data alone; above 0.5 the prior dominates).
+    n_sweeps_ : int
+        Sweeps run after training (0 unless ``point_estimate`` is ``"alternating"`` or ``"posterior"``).
     training_costs_ : ndarray
         Cost per training epoch (empty when ``pretrained`` was given).
     fit_seconds_ : dict
@@ -162,8 +179,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
                  learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-                 conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int = 2, pretrained: GloVeParameters | Sequence[np.ndarray] | None = None, backend: str = "threads",
-                 client=None, progress: bool = True):
+                 conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int | None = None,
+                 prior_strength: float = 1.0, pretrained: GloVeParameters | Sequence[np.ndarray] | None = None,
+                 backend: str = "threads", client=None, progress: bool = True):
         self.n_components = n_components
         self.x_max = x_max
         self.alpha = alpha
@@ -176,6 +194,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.conditioning = conditioning
         self.point_estimate = point_estimate
         self.n_sweeps = n_sweeps
+        self.prior_strength = prior_strength
         self.pretrained = pretrained
         self.backend = backend
         self.client = client
@@ -218,6 +237,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.point_estimate == "alternating":
             parameters = alternating_sweeps(matrix, parameters, n_sweeps, x_max, self.alpha, self.conditioning,
                                             n_jobs)
+        elif self.point_estimate == "posterior" and n_sweeps:
+            parameters = posterior_sweeps(matrix, parameters, n_sweeps, self.prior_strength, x_max, self.alpha, n_jobs)
+        self.n_sweeps_ = n_sweeps if self.point_estimate in DEFAULT_SWEEPS else 0
         self.embedding_ = parameters.center_vectors
         self.context_embedding_ = parameters.context_vectors
         self.bias_ = parameters.center_biases
@@ -280,7 +302,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         ------
         ValueError
             For a row with ``D + 1`` or fewer contexts, or (``conditioning="exact"``) a numerically
-            singular ``H``: the vector is not identified.
+            singular ``H``: the vector is not identified. With ``point_estimate="posterior"`` the
+            rows' posterior means under the fitted prior, and only rows with fewer than 2 contexts
+            raise.
 
         Notes
         -----
@@ -289,6 +313,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "covariance_")
         rows = self._validated_rows(X)
+        if self.point_estimate == "posterior":
+            embedding = self._conditional_fit(rows).embedding
+            short = np.flatnonzero(np.isnan(embedding).any(axis=1))
+            if short.size:
+                raise ValueError(f"{short.size} rows have fewer than 2 contexts, so their bias takes all the data and "
+                                 f"their vector is the prior's mean; row {short[0]} is the first")
+            return embedding
         if self.backend == "dask":
             from ._dask import dask_transform
             embedding, n_contexts = dask_transform(self.client, rows, self.context_embedding_, self.context_bias_,
@@ -310,6 +341,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def conditional_fit(self, X) -> ConditionalFit:
         """Vectors, biases, residual variances and covariances of new co-occurrence rows.
+
+        With ``point_estimate="posterior"``, each row's posterior under the fitted prior (its bias
+        free): every row with two contexts or more gets a vector and a covariance.
 
         Parameters
         ----------
@@ -333,7 +367,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             check_training_params(self.epochs, self.learning_rate, self.alpha)
         check_conditioning(self.conditioning)
         check_point_estimate(self.point_estimate)
-        n_sweeps = check_int(self.n_sweeps, "n_sweeps", minimum=1)
+        if self.n_sweeps is None:
+            n_sweeps = DEFAULT_SWEEPS.get(self.point_estimate, 0)
+        else:
+            n_sweeps = check_int(self.n_sweeps, "n_sweeps", minimum=0 if self.point_estimate == "posterior" else 1)
+        check_positive_float(self.prior_strength, "prior_strength")
         storage = self._check_storage()
         if storage == "lazy" and self.point_estimate != "trained":
             raise ValueError(f"point_estimate={self.point_estimate!r} replaces every vector by a fit of its row, which "
@@ -344,6 +382,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         n_jobs = resolve_n_jobs(self.n_jobs)
         if self.backend not in ("threads", "dask"):
             raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
+        if self.backend == "dask" and self.point_estimate == "posterior":
+            raise ValueError("point_estimate='posterior' runs on threads only: use backend='threads'")
         if self.backend == "dask" and storage in _STORAGE_CHOICES:
             raise ValueError("the dask backend writes the factors into a store file its workers share: "
                              "give covariance_storage a file path")
@@ -357,6 +397,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return rows
 
     def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
+        if self.point_estimate == "posterior":
+            fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha)
+            own = np.isfinite(self.covariance_.dof)
+            vectors, biases, sigma2, store = free_row_posteriors(fitter, self.prior_, float(np.median(self.sigma2_[own])))
+            return ConditionalFit(embedding=vectors, bias=biases, sigma2=sigma2, covariance=store)
         fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
                                         self.conditioning))
         dim = self.embedding_.shape[1]
@@ -389,6 +434,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
                              n_jobs: int) -> CovarianceStore:
+        self.prior_, self.prior_share_ = None, None
+        if self.point_estimate == "posterior":
+            return self._posterior_covariances(fitter, storage, factor_dtype, n_jobs)
         if self.backend == "dask":
             from ._dask import dask_runner
             runner = dask_runner(self.client, n_workers=n_jobs)
@@ -404,6 +452,18 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             self.embedding_ = self.embedding_.copy()
             self.embedding_[defined] = result.optimum[defined]
         return result.store
+
+    def _posterior_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
+                               n_jobs: int) -> CovarianceStore:
+        posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, factor_dtype=factor_dtype,
+                                    words=self.words_, path=None if storage == "memory" else storage)
+        self.embedding_ = posteriors.mean
+        self.optimum_, self.optimum_distance_ = posteriors.optimum, np.zeros(len(posteriors.mean))
+        self.prior_, self.prior_share_ = posteriors.prior, posteriors.prior_share
+        logger.info("GloVe-V posterior: prior from %d frequent words (strength %g); the prior dominates %d of %d "
+                    "words (share of precision above 0.5)", posteriors.prior.n_rows, self.prior_strength,
+                    int((posteriors.prior_share > 0.5).sum()), len(posteriors.prior_share))
+        return posteriors.covariance
 
 
 def _check_pretrained(pretrained, n_words: int, dim: int) -> GloVeParameters:

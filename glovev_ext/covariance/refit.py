@@ -8,7 +8,9 @@ vectors and both biases; AdaGrad stops short of it. :data:`POINT_ESTIMATES`:
   pass computes it anyway, and then takes the residual variance there);
 - ``"alternating"``: exact alternating sweeps after training, each solving every centre vector
   given C, b, c and then every context vector given W, b, c (rows of the transposed matrix),
-  ending with the centre vectors (the covariance pass's optimum).
+  ending with the centre vectors (the covariance pass's optimum);
+- ``"posterior"``: the posterior mean under an empirical-Bayes Gaussian prior, after regularised
+  sweeps (:mod:`.prior`).
 
 Biases stay as trained. A row without an exact solution (``|K| <= D``, or a numerically singular
 block) keeps its vector.
@@ -25,7 +27,7 @@ from threadpoolctl import threadpool_limits
 from ..glove import GloVeParameters
 from .wls import WordFitter
 
-POINT_ESTIMATES = ("trained", "optimum", "alternating")
+POINT_ESTIMATES = ("trained", "optimum", "alternating", "posterior")
 
 
 def check_point_estimate(point_estimate: str) -> str:

@@ -187,17 +187,9 @@ class WordFitter:
         free_bias = center_bias is None
         if n_contexts - dim - (1 if free_bias else 0) <= 0:
             return WordFit(n_contexts, None, np.full(dim, np.nan), np.nan, np.nan if free_bias else center_bias)
-        if weights is None:
-            weights = glove_weights(values, self.x_max, self.alpha)
-        root_weights = np.sqrt(weights)
-        target = root_weights * (np.log(values) - self.context_biases[cols] - (0.0 if free_bias else center_bias))
         if workspace is None:
             workspace = Workspace(dim, n_contexts)
-        # One pass over the weighted contexts [A | s | t] (s = sqrt f, t = s (log X - c - b)) and one
-        # symmetric product give H = A^T A and every cross product the formulas need.
-        augmented = workspace.design(n_contexts)
-        _gather_weighted_rows(self.context_vectors, cols, root_weights, target, augmented)
-        gram = augmented.T @ augmented
+        augmented, gram = self._weighted_gram(cols, values, 0.0 if free_bias else center_bias, workspace, weights)
         hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
         if free_bias:
             # Profiling the intercept out: H and A^T t become Schur complements.
@@ -222,6 +214,49 @@ class WordFitter:
         delta = vector - optimum
         return WordFit(n_contexts, shape.with_sigma2(sigma2, n_contexts - dim - (1 if free_bias else 0)), optimum,
                        _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias), condition)
+
+    def normal_equations(self, i: int, center_bias: float, workspace: Workspace) -> tuple[np.ndarray, np.ndarray]:
+        """``(H_i, A_i^T t_i)`` of row ``i`` with its bias fixed: the optimum solves ``H_i w = A_i^T t_i``.
+
+        ``H_i = sum_j f(X_ij) v_j v_j^T`` and ``A_i^T t_i = sum_j f(X_ij) (log X_ij - b_i - c_j) v_j``
+        (views into ``workspace``'s buffers, valid until its next use).
+        """
+        start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
+        return self.row_normal_equations(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
+                                         center_bias, workspace)
+
+    def row_normal_equations(self, cols: np.ndarray, values: np.ndarray, center_bias: float | None,
+                             workspace: Workspace, weights: np.ndarray | None = None) -> tuple:
+        """:meth:`normal_equations` of a row given as (columns, positive values), ``weights`` as in :meth:`fit_row`.
+
+        With ``center_bias`` None the bias is free and profiled out (``H`` and ``A^T t`` become Schur
+        complements), and a third element is returned: the function giving the bias that goes with a
+        vector, ``(sum_j f_j (log X_ij - c_j) - w . sum_j f_j v_j) / sum_j f_j``.
+        """
+        dim = self.dim
+        _, gram = self._weighted_gram(cols, values, 0.0 if center_bias is None else center_bias, workspace, weights)
+        hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
+        if center_bias is not None:
+            return hessian, rhs
+        weight_sum, design_sum, target_sum = gram[dim, dim], gram[:dim, dim].copy(), gram[dim, dim + 1]
+        profiled = (hessian - np.outer(design_sum, design_sum) / weight_sum,
+                    rhs - design_sum * (target_sum / weight_sum))
+        return (*profiled, lambda vector: float((target_sum - design_sum @ vector) / weight_sum))
+
+    def _weighted_gram(self, cols: np.ndarray, values: np.ndarray, center_bias: float, workspace: Workspace,
+                       weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """The weighted design ``[A | s | t]`` (``s = sqrt f``, ``t = s (log X - c - b)``) and its Gram matrix.
+
+        One pass over the contexts and one symmetric product give ``H = A^T A`` and every cross
+        product the formulas need.
+        """
+        if weights is None:
+            weights = glove_weights(values, self.x_max, self.alpha)
+        root_weights = np.sqrt(weights)
+        target = root_weights * (np.log(values) - self.context_biases[cols] - center_bias)
+        augmented = workspace.design(cols.size)
+        _gather_weighted_rows(self.context_vectors, cols, root_weights, target, augmented)
+        return augmented, augmented.T @ augmented
 
     @staticmethod
     def _weighted_squares_sum(augmented: np.ndarray, gram: np.ndarray, vector: np.ndarray,

@@ -7,7 +7,10 @@ truth each word's weighted-least-squares vector ``w_i*`` and residual variance a
 from the model and refits them by the same per-word fit the covariance pass runs
 (:meth:`WordFitter.fit_row <glovev_ext.covariance.WordFitter.fit_row>`); :func:`interval_coverage`
 then estimates a statistic on each refit, as a user would, and counts how often its interval holds
-the statistic's true value. docs/method.md section 6 reports these coverages.
+the statistic's true value. With a prior (``point_estimate="posterior"``) the truth is each word's
+fitted posterior mean, held fixed, and each refit is the posterior a user would get: its residual
+variance re-estimated at the row's optimum (the pooled one held where the row has ``D`` or fewer
+contexts) and the same prior. docs/method.md section 6 reports these coverages.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..covariance import UndefinedCovarianceError, WordFitter
+from ..covariance import UndefinedCovarianceError, WordFit, WordFitter
+from ..covariance.prior import GaussianPrior, posterior
+from ..covariance.wls import Workspace
 from ..glove import glove_weights
 from .estimation import estimate_resolved
 from .statistic import Statistic
@@ -37,32 +42,47 @@ class RowSimulator:
         The fitted centre biases (held fixed, as the model does).
     rows : dict
         ``{key: row index}`` of the words to simulate.
+    prior : GaussianPrior, optional
+        Refit each row as its posterior under this prior (``GloVeVEstimator.prior_``); then
+        ``center_vectors`` and ``sigma2`` are required.
+    center_vectors : ndarray, shape (V, D), optional
+        With a prior: the fitted posterior means, taken as the truth.
+    sigma2 : ndarray, shape (V,), optional
+        With a prior: the fitted residual variances (pooled where a row has ``D`` or fewer contexts),
+        which the rows are drawn with.
 
     Attributes
     ----------
     truth : dict
         ``{key: w_i*}``, the weighted-least-squares vector of each word's observed row (an exact
-        solve, whatever the refits' conditioning).
+        solve, whatever the refits' conditioning); with a prior, the fitted posterior mean.
     sigma2 : dict
-        ``{key: s2_i}`` at ``w_i*``: the residual variance the rows are drawn with.
+        ``{key: s2_i}`` at ``w_i*`` (with a prior, the fitted one): the residual variance the rows are
+        drawn with.
     """
 
-    def __init__(self, fitter: WordFitter, center_biases: np.ndarray, rows: dict):
+    def __init__(self, fitter: WordFitter, center_biases: np.ndarray, rows: dict, prior: GaussianPrior | None = None,
+                 center_vectors: np.ndarray | None = None, sigma2: np.ndarray | None = None):
+        if prior is not None and (center_vectors is None or sigma2 is None):
+            raise ValueError("a RowSimulator with a prior needs the fitted center_vectors and sigma2")
         exact = WordFitter(fitter.cooccurrence, fitter.context_vectors, fitter.context_biases, fitter.x_max,
                            fitter.alpha, "exact")
-        self._fitter = fitter
+        self._fitter, self._prior = fitter, prior
         self._rows, self.truth, self.sigma2 = {}, {}, {}
         matrix = fitter.cooccurrence
         for key, i in rows.items():
             cols = matrix.indices[matrix.indptr[i]:matrix.indptr[i + 1]]
             values = matrix.data[matrix.indptr[i]:matrix.indptr[i + 1]]
-            fit = exact.fit_word(i, float(center_biases[i]), None)
-            if fit.factor is None:
-                raise UndefinedCovarianceError(f"{key!r} (row {i}) has no covariance to simulate from")
             weights = glove_weights(values, fitter.x_max, fitter.alpha)
-            mean = center_biases[i] + fitter.context_biases[cols] + fitter.context_vectors[cols] @ fit.optimum
+            if prior is None:
+                fit = exact.fit_word(i, float(center_biases[i]), None)
+                if fit.factor is None:
+                    raise UndefinedCovarianceError(f"{key!r} (row {i}) has no covariance to simulate from")
+                self.truth[key], self.sigma2[key] = fit.optimum, fit.sigma2
+            else:
+                self.truth[key], self.sigma2[key] = np.asarray(center_vectors[i], np.float64), float(sigma2[i])
+            mean = center_biases[i] + fitter.context_biases[cols] + fitter.context_vectors[cols] @ self.truth[key]
             self._rows[key] = (cols, weights, float(center_biases[i]), mean)
-            self.truth[key], self.sigma2[key] = fit.optimum, fit.sigma2
 
     def draw(self, keys: Sequence, generator: np.random.Generator,
              shifts: Mapping | None = None) -> ResolvedWords:
@@ -79,9 +99,22 @@ class RowSimulator:
                 mean = mean + self._fitter.context_vectors[cols] @ np.asarray(shifts[key], dtype=np.float64)
             log_values = mean + generator.standard_normal(cols.size) * np.sqrt(self.sigma2[key] / weights)
             fit = self._fitter.fit_row(cols, np.exp(log_values), bias, None, weights=weights)
+            if self._prior is not None:
+                fit = self._posterior(key, cols, np.exp(log_values), bias, weights, fit)
             vectors.append(fit.optimum)
             factors.append(fit.factor)
         return ResolvedWords(tuple(keys), np.vstack(vectors), tuple(factors))
+
+    def _posterior(self, key, cols: np.ndarray, values: np.ndarray, bias: float, weights: np.ndarray,
+                   fit: WordFit) -> WordFit:
+        """The refit as the posterior a user would get: ``s2`` re-estimated where the row has one of its own."""
+        dim = self._fitter.dim
+        sigma2, dof = (fit.sigma2, cols.size - dim) if fit.factor is not None else (self.sigma2[key], np.inf)
+        workspace = Workspace(dim, cols.size)
+        hessian, rhs = self._fitter.row_normal_equations(cols, values, bias, workspace, weights)
+        precision = self._prior.precision
+        factor, mean, _ = posterior(hessian, rhs, sigma2, dof, precision, precision @ self._prior.mean, workspace)
+        return WordFit(cols.size, factor, mean, 0.0, bias)
 
 
 @dataclass(frozen=True)

@@ -144,9 +144,25 @@ def test_fit_with_the_papers_conditioning_says_so(corpus_file, capsys, tmp_path)
                          "alternating", "--sweeps", "1")
     metadata = glovev_ext.load_model(tmp_path / "swept")[1]
     assert status == 0 and metadata["glove"]["point_estimate"] == "alternating" and metadata["glove"]["n_sweeps"] == 1
-    assert "outside the 95 % region of their weighted-least-squares optimum: 0%" in out
+    assert "point estimate 'alternating', the weighted-least-squares optima" in out
     status, out, _ = run(capsys, "similarity", tmp_path / "paper", word, "the")
     assert status == 0 and "Variance understated" in out and f"{word!r} along" in out
+
+
+def test_fit_with_the_posterior_gives_every_word_a_covariance(corpus_file, capsys, tmp_path):
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "posterior", *FIT, "--point-estimate",
+                         "posterior", "--sweeps", "0", "--prior-strength", "2")
+    kv, metadata = glovev_ext.load_model(tmp_path / "posterior")
+    assert status == 0 and metadata["glove"]["point_estimate"] == "posterior"
+    assert metadata["glove"]["n_sweeps"] == 0 and metadata["glove"]["prior_strength"] == 2.0
+    assert metadata["counts"]["n_with_covariance"] == metadata["counts"]["n_words"] == len(kv)
+    assert "posterior means under an empirical-Bayes Gaussian prior (strength 2," in out
+    rare = kv.index_to_key[-1]
+    status, out, _ = run(capsys, "similarity", tmp_path / "posterior", rare, "the")
+    assert status == 0 and f"cos({rare}, the)" in out
+    status, _, err = run(capsys, "fit", corpus_file, "--output", tmp_path / "no", *FIT, "--point-estimate",
+                         "alternating", "--sweeps", "0")
+    assert status == 2 and "--sweeps must be at least 1, got 0" in err
 
 
 def table(out: str) -> pd.DataFrame:
