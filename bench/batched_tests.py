@@ -39,7 +39,8 @@ def main() -> None:
     X = glovev_ext.CooccurrenceVectorizer(max_vocab_size=5000, progress=False).fit_transform(
         glovev_ext.load_default_corpus())
     for dim in (50, 300):
-        model = glovev_ext.GloVeVEstimator(dim, epochs=args.epochs, random_state=0, progress=False).fit(X)
+        model = glovev_ext.GloVeVEstimator(dim, epochs=args.epochs, random_state=0, point_estimate="trained",
+                                           progress=False).fit(X)
         kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
         usable = np.array([w for w in kv.index_to_key if kv.has_covariance(w)], dtype=object)
         drawn = np.random.default_rng(0).choice(usable, size=(args.batch + args.pairs, 2))

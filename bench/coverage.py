@@ -43,6 +43,7 @@ def main() -> None:
     X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
         glovev_ext.load_default_corpus(max_documents=args.documents))
     model = glovev_ext.GloVeVEstimator(dim, epochs=args.epochs, random_state=0, n_jobs=1, conditioning="paper",
+                                       point_estimate="trained",
                                        progress=False).fit(X)
     words = list(X.words)
     spare = model.n_contexts_ - dim

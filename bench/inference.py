@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(glovev_ext.load_default_corpus())
     model = glovev_ext.GloVeVEstimator(args.n_components, epochs=args.epochs, random_state=0,
-                                       progress=False).fit(X)
+                                       point_estimate="trained", progress=False).fit(X)
     kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
     usable = [w for w in kv.index_to_key if kv.has_covariance(w)][:100]
     a, b = usable[10], usable[20]

@@ -41,10 +41,12 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--mc-draws", type=int, default=8000)
     args = parser.parse_args()
-    fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), random_state=0, progress=False)
+    fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), random_state=0, point_estimate="trained",
+                                   progress=False)
     kv, model = fitted.keyed_vectors, fitted.estimator
     parameters = (model.embedding_, model.context_embedding_, model.bias_, model.context_bias_)
     paper_model = glovev_ext.GloVeVEstimator(model.n_components, pretrained=parameters, conditioning="paper",
+                                             point_estimate="trained",
                                              progress=False).fit(fitted.cooccurrence)
     paper_kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(paper_model)
     print(f"D={kv.vector_size}: {int(model.covariance_defined_.sum()):,} of {len(kv):,} words with a covariance "

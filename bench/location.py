@@ -114,7 +114,7 @@ def coverage_part(args) -> None:
     dim = 30
     X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
         glovev_ext.load_default_corpus(max_documents=6000))
-    model = glovev_ext.GloVeVEstimator(dim, epochs=10, random_state=0, n_jobs=1, conditioning="paper",
+    model = glovev_ext.GloVeVEstimator(dim, epochs=10, random_state=0, n_jobs=1, conditioning="paper", point_estimate="trained",
                                        progress=False).fit(X)
     words = list(X.words)
     spare = model.n_contexts_ - dim
@@ -275,7 +275,8 @@ def main() -> None:
         if "coverage" in args.parts:
             coverage_part(args)
         if "spearman" in args.parts or ("default" in args.parts and args.model is None):
-            fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), random_state=0, progress=False)
+            fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), random_state=0,
+                                           point_estimate="trained", progress=False)
             kv = fitted.keyed_vectors
             if "spearman" in args.parts:
                 spearman_part(args, kv, fitted.estimator, fitted.cooccurrence)

@@ -33,7 +33,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=25)
     parser.add_argument("--pairs", type=int, default=150)
     args = parser.parse_args()
-    options = {"n_components": args.n_components, "epochs": args.epochs, "progress": False}
+    options = {"n_components": args.n_components, "epochs": args.epochs, "point_estimate": "trained",
+               "progress": False}
     started = time.perf_counter()
     larger_name, larger_corpus = corpus(args.larger)
     documents = list(larger_corpus)

@@ -99,7 +99,7 @@ def main() -> None:
         if args.compare_only is not None:
             X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(prefix(args.compare_only))
             glove = glovev_ext.GloVeVEstimator(dim, epochs=args.epochs, random_state=0, covariance_storage="lazy",
-                                               progress=False).fit(X)
+                                               point_estimate="trained", progress=False).fit(X)
             compare_backends(X, glove, Path(workdir), dim)
             return
         rows = []
@@ -107,7 +107,8 @@ def main() -> None:
             path = Path(workdir) / f"prefix_{fraction}.cov"
             with MemorySampler() as memory:
                 fitted = glovev_ext.fit_corpus(prefix(fraction), n_components=dim, epochs=args.epochs,
-                                               covariance_storage=path, covariance_dtype="float32", progress=False)
+                                               covariance_storage=path, covariance_dtype="float32",
+                                               point_estimate="trained", progress=False)
             stages = memory.stages({"count": fitted.seconds["count"], "train": fitted.seconds["train"],
                                     "covariances": fitted.seconds["covariances"]})
             counts = fitted.metadata["counts"]
@@ -158,7 +159,7 @@ def compare_backends(X, glove: glovev_ext.GloVeVEstimator, folder: Path, dim: in
             parameters = (glove.embedding_, glove.context_embedding_, glove.bias_, glove.context_bias_)
             glovev_ext.GloVeVEstimator(dim, pretrained=parameters, covariance_storage=folder / f"{backend}.cov",
                                        covariance_dtype="float32", backend=backend, client=client, n_jobs=2,
-                                       progress=False).fit(X)
+                                       point_estimate="trained", progress=False).fit(X)
             timings[backend] = time.perf_counter() - start
     finally:
         client.close()

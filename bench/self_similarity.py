@@ -30,7 +30,8 @@ def main() -> None:
     args = parser.parse_args()
     X = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False).fit_transform(
         glovev_ext.load_default_corpus(max_documents=6000))
-    model = glovev_ext.GloVeVEstimator(DIM, epochs=10, random_state=0, n_jobs=1, progress=False).fit(X)
+    model = glovev_ext.GloVeVEstimator(DIM, epochs=10, random_state=0, n_jobs=1, point_estimate="trained",
+                                       progress=False).fit(X)
     words = list(X.words)
     alphabetic = np.array([w.isalpha() for w in words])
     spare = model.n_contexts_ - DIM

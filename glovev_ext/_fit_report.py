@@ -46,7 +46,7 @@ def premise_lines(model) -> list[str]:
                 f"its mean and spread from the {prior.n_rows:,} words with more than {FREQUENT_SPARE_RATIO} x D "
                 "contexts); every word has a covariance, the posterior's, centred on the vector reported; for "
                 f"{np.mean(model.prior_share_ > 0.5):.0%} of words the prior holds most of the precision (their "
-                "intervals say more about the prior than about their contexts)"]
+                "intervals say more about the prior than about their contexts) (README, 'Reading the fit report')"]
     if estimate != "trained":
         return [f"vectors: point estimate {estimate!r}, the weighted-least-squares optima given the context vectors, "
                 "which the covariances describe"]

@@ -247,11 +247,11 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default="exact",
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
                           "paper: the GloVe-V paper's pseudo-inverse, which understates variances (default exact)")
-    fit.add_argument("--point-estimate", choices=POINT_ESTIMATES, default="trained",
+    fit.add_argument("--point-estimate", choices=POINT_ESTIMATES, default="posterior",
                      help="the vectors the covariances describe: trained (the paper's), optimum (each word's "
                           "weighted-least-squares vector given the contexts), alternating (exact sweeps after "
                           "training), or posterior (each vector's posterior mean and covariance under an "
-                          "empirical-Bayes Gaussian prior; every word gets a covariance) (default trained)")
+                          "empirical-Bayes Gaussian prior; every word gets a covariance) (default posterior)")
     fit.add_argument("--sweeps", type=int, default=None, help="sweeps of --point-estimate alternating (default 2) or "
                      "posterior (default 1; 0 allowed)")
     fit.add_argument("--prior-strength", type=float, default=1.0,
@@ -542,15 +542,22 @@ def _run_fit(args: argparse.Namespace) -> int:
               f"co-occurrences, window {args.window}  [{seconds['count']:.1f} s, "
               f"{vectorizer.n_tokens_ / seconds['count'] / 1e6:.2f}M tokens/s]")
         costs = model.training_costs_
+        sweeps = (f", then {model.n_sweeps_} {'regularised' if model.point_estimate == 'posterior' else 'exact'} "
+                  f"sweep{'s' if model.n_sweeps_ > 1 else ''}" if model.n_sweeps_ else "")
         _say(f"trained: D={args.n_components}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f} (GloVe's "
-             f"weighted squared error per nonzero, first -> last epoch)  [{seconds['train']:.1f} s]")
+             f"weighted squared error per nonzero, first -> last epoch){sweeps}  [{seconds['train']:.1f} s]")
         kv, metadata = fitted.keyed_vectors, fitted.metadata
     few = int((model.n_contexts_ <= kv.vector_size).sum())
-    branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
-              if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
-    _say(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
-         f"{few:,} have {kv.vector_size} or fewer contexts; a word without a covariance gets no interval)  "
-         f"[{model.fit_seconds_['covariances']:.1f} s]")
+    if model.point_estimate == "posterior":
+        _say(f"GloVe-V posterior covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words "
+             f"({few:,} have {kv.vector_size} or fewer contexts: their residual variance is pooled over words seen "
+             f"about as often, and their covariance is mostly the prior's)  [{model.fit_seconds_['covariances']:.1f} s]")
+    else:
+        branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
+                  if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
+        _say(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
+             f"{few:,} have {kv.vector_size} or fewer contexts; a word without a covariance gets no interval)  "
+             f"[{model.fit_seconds_['covariances']:.1f} s]")
     args.metadata = metadata  # what an interruption compares the output folder with
     directory = save_model(args.output, kv, metadata, overwrite=args.overwrite)
     size = sum(path.stat().st_size for path in directory.iterdir())

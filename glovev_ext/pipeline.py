@@ -57,7 +57,7 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
                learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-               conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int | None = None,
+               conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                prior_strength: float = 1.0, progress: bool = True,
                source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:

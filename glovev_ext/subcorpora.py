@@ -40,8 +40,9 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> 
     -------
     dict
         ``{name: KeyedVectorsWithVariance}``: the words of the pooled vocabulary that the
-        sub-corpus fits (more than D contexts in it and a block that is not numerically singular;
-        the others are left out), in the pooled order.
+        sub-corpus fits (with the default ``point_estimate="posterior"``, two contexts or more in it,
+        each row's posterior under the pooled prior; otherwise more than D + 1 contexts and a block
+        that is not numerically singular; the others are left out), in the pooled order.
     """
     if not subcorpora:
         raise ValueError("no sub-corpus given")

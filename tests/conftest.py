@@ -60,9 +60,13 @@ def embedded_cooccurrence(embedded_counts) -> glovev_ext.CooccurrenceMatrix:
 
 @pytest.fixture(scope="session")
 def small_model(embedded_cooccurrence) -> glovev_ext.GloVeVEstimator:
-    """D = 8, 8 epochs on ``embedded_cooccurrence``: covariances, the container, adapters, the command line."""
-    return glovev_ext.GloVeVEstimator(n_components=8, epochs=8, random_state=0, n_jobs=1, progress=False).fit(
-        embedded_cooccurrence)
+    """D = 8, 8 epochs on ``embedded_cooccurrence``: covariances, the container, adapters, the command line.
+
+    The paper's recipe (``point_estimate="trained"``): GloVe-V's own formulas, and words without a
+    covariance; the default posterior has its own tests (tests/covariance/test_prior.py).
+    """
+    return glovev_ext.GloVeVEstimator(n_components=8, epochs=8, random_state=0, n_jobs=1, point_estimate="trained",
+                                      progress=False).fit(embedded_cooccurrence)
 
 
 @pytest.fixture(scope="session")
@@ -74,9 +78,10 @@ def corpus_cooccurrence() -> glovev_ext.CooccurrenceMatrix:
 
 @pytest.fixture(scope="session")
 def stats_kv(corpus_cooccurrence) -> glovev_ext.KeyedVectorsWithVariance:
-    """D = 10, 12 epochs on the whole embedded corpus: the statistics' tests (never mutated)."""
-    model = glovev_ext.GloVeVEstimator(n_components=10, epochs=12, random_state=0, n_jobs=1, progress=False).fit(
-        corpus_cooccurrence)
+    """D = 10, 12 epochs on the whole embedded corpus: the statistics' tests (never mutated; the paper's recipe, so
+    that some words have no covariance)."""
+    model = glovev_ext.GloVeVEstimator(n_components=10, epochs=12, random_state=0, n_jobs=1,
+                                       point_estimate="trained", progress=False).fit(corpus_cooccurrence)
     return glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
 
 

@@ -54,10 +54,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     """GloVe embeddings with GloVe-V covariances, fitted on a co-occurrence matrix.
 
     ``fit`` trains GloVe with the Stanford C tool's algorithm (or takes already trained
-    parameters) and then computes, for every word i with more contexts than dimensions, the
-    covariance of its centre vector holding the context vectors and biases fixed:
-    ``Sigma_i = s2_i H_i^{-1}`` (docs/method.md sections 2 and 6). Words with ``|K_i| <= D``, and
-    words whose ``H_i`` is numerically singular, get no covariance and are flagged with the reason.
+    parameters) and then, by default, gives every centre vector its posterior mean and covariance
+    under an empirical-Bayes Gaussian prior, holding the context vectors and biases fixed:
+    ``Sigma_i = s2_i (H_i + s2_i P)^{-1}`` (docs/method.md section 6.12), so the reported vector is
+    the one its covariance describes and every word has one. The paper's recipe
+    (``point_estimate="trained"``) keeps the trained vectors and ``Sigma_i = s2_i H_i^{-1}``
+    (sections 2 and 6); there, words with ``|K_i| <= D``, and words whose ``H_i`` is numerically
+    singular, get no covariance and are flagged with the reason.
 
     Parameters
     ----------
@@ -87,12 +90,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         below 1e-3 of the largest once ``cond(H_i) * eps > 1e-10``; it sets the directions of
         largest variance to zero, so intervals of those words under-cover (results say so), and
         is kept to reproduce the paper's numbers.
-    point_estimate : {"trained", "optimum", "alternating", "posterior"}, default="trained"
-        The centre vectors the covariances describe (docs/method.md sections 6.6 and 6.12): the
-        trained vectors (the paper's); each replaced by its weighted-least-squares optimum given the
+    point_estimate : {"posterior", "trained", "optimum", "alternating"}, default="posterior"
+        The centre vectors the covariances describe (docs/method.md sections 6.6 and 6.12):
+        ``"posterior"`` (below); the trained vectors (the paper's); each replaced by its weighted-least-squares optimum given the
         trained C, b, c, the point GloVe-V's model takes it to be; ``n_sweeps`` exact alternating
         sweeps (W given C, b, c, then C given W, b, c) after training, ending with the optimum (words
-        without a covariance keep their trained vectors); or ``"posterior"``: each vector's posterior
+        without a covariance keep their trained vectors); ``"posterior"``: each vector's posterior
         mean under an empirical-Bayes Gaussian prior (``prior_strength``), after ``n_sweeps``
         regularised sweeps, with its posterior covariance, which every word gets (``prior_share_``
         says how much of it is the prior's). Not with lazy storage.
@@ -179,7 +182,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
                  learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-                 conditioning: str = "exact", point_estimate: str = "trained", n_sweeps: int | None = None,
+                 conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                  prior_strength: float = 1.0, pretrained: GloVeParameters | Sequence[np.ndarray] | None = None,
                  backend: str = "threads", client=None, progress: bool = True):
         self.n_components = n_components
@@ -238,7 +241,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             parameters = alternating_sweeps(matrix, parameters, n_sweeps, x_max, self.alpha, self.conditioning,
                                             n_jobs)
         elif self.point_estimate == "posterior" and n_sweeps:
-            parameters = posterior_sweeps(matrix, parameters, n_sweeps, self.prior_strength, x_max, self.alpha, n_jobs)
+            parameters = posterior_sweeps(matrix, parameters, n_sweeps, self.prior_strength, x_max, self.alpha, n_jobs,
+                                          self.progress)
         self.n_sweeps_ = n_sweeps if self.point_estimate in DEFAULT_SWEEPS else 0
         self.embedding_ = parameters.center_vectors
         self.context_embedding_ = parameters.context_vectors
@@ -265,7 +269,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if storage == "lazy":
             logger.info("GloVe-V: %d of %d words have a covariance (computed when queried)",
                         int(self.covariance_defined_.sum()), n_words)
-        else:
+        elif self.point_estimate != "posterior":  # the posterior's pass logs its own summary
             logger.info("GloVe-V: %d of %d words have a covariance (%d numerically singular, %d on the "
                         "pseudo-inverse branch)", int(self.covariance_defined_.sum()), n_words,
                         int(self.singular_.sum()), int(self.pseudo_inverse_.sum()))
@@ -366,6 +370,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.pretrained is None:
             check_training_params(self.epochs, self.learning_rate, self.alpha)
         check_conditioning(self.conditioning)
+        if self.conditioning == "paper" and self.point_estimate == "posterior":
+            raise ValueError("conditioning='paper' (the GloVe-V paper's pseudo-inverse of H_i) belongs to the paper's "
+                             "recipe, whose covariance is s2 H_i^-1; the posterior's covariance needs no such rule: "
+                             "use point_estimate='trained' with conditioning='paper' for the paper's numbers")
         check_point_estimate(self.point_estimate)
         if self.n_sweeps is None:
             n_sweeps = DEFAULT_SWEEPS.get(self.point_estimate, 0)
@@ -375,7 +383,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         storage = self._check_storage()
         if storage == "lazy" and self.point_estimate != "trained":
             raise ValueError(f"point_estimate={self.point_estimate!r} replaces every vector by a fit of its row, which "
-                             "lazy storage does not compute: use covariance_storage='memory' or a path")
+                             "lazy storage does not compute: use covariance_storage='memory' or a path, or "
+                             "point_estimate='trained' (the paper's recipe)")
         factor_dtype = np.dtype(self.covariance_dtype)
         if factor_dtype not in (np.float32, np.float64):
             raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
@@ -383,7 +392,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.backend not in ("threads", "dask"):
             raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
         if self.backend == "dask" and self.point_estimate == "posterior":
-            raise ValueError("point_estimate='posterior' runs on threads only: use backend='threads'")
+            raise ValueError("point_estimate='posterior' runs on threads only: use backend='threads', or "
+                             "point_estimate='trained' (the paper's recipe) on Dask")
         if self.backend == "dask" and storage in _STORAGE_CHOICES:
             raise ValueError("the dask backend writes the factors into a store file its workers share: "
                              "give covariance_storage a file path")
@@ -456,7 +466,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def _posterior_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
                                n_jobs: int) -> CovarianceStore:
         posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, factor_dtype=factor_dtype,
-                                    words=self.words_, path=None if storage == "memory" else storage)
+                                    words=self.words_, path=None if storage == "memory" else storage,
+                                    progress=self.progress)
         self.embedding_ = posteriors.mean
         self.optimum_, self.optimum_distance_ = posteriors.optimum, np.zeros(len(posteriors.mean))
         self.prior_, self.prior_share_ = posteriors.prior, posteriors.prior_share

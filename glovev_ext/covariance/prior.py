@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import cho_solve
+from scipy.linalg import cho_solve, solve_triangular
 from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
 
 from .._checks import check_positive_float
 from ..glove import GloVeParameters
@@ -100,7 +101,8 @@ class RowPosteriors:
 
 
 def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jobs: int, *,
-                   covariances: bool = True, factor_dtype=np.float64, words=None, path=None) -> RowPosteriors:
+                   covariances: bool = True, factor_dtype=np.float64, words=None, path=None, progress: bool = False,
+                   description: str = "GloVe-V covariances") -> RowPosteriors:
     """Estimate the prior from ``fitter``'s rows, then give every row its posterior.
 
     Parameters
@@ -118,6 +120,9 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         Also build the store of ``Sigma_i`` (the centre side); the context side needs the means only.
     factor_dtype, words, path
         As for :class:`CovarianceStoreWriter`.
+    progress : bool, default=False
+        Show progress bars (the prior's pass, then this one's, named ``description``).
+    description : str
 
     Returns
     -------
@@ -130,7 +135,7 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         identified), or no row has a residual variance of its own.
     """
     strength = check_positive_float(strength, "prior_strength")
-    optimum, sigma2, prior = _empirical_prior(fitter, biases, strength, n_jobs)
+    optimum, sigma2, prior = _empirical_prior(fitter, biases, strength, n_jobs, progress)
     pooled = ~np.isfinite(sigma2)
     sigma2 = pooled_sigma2(sigma2, np.asarray(fitter.cooccurrence.sum(axis=1)).ravel())
     dof = np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim).astype(np.float64)
@@ -156,12 +161,12 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
             with CovarianceStoreWriter(n_words, dim, n_words, factor_dtype=factor_dtype, words=words,
                                        path=path) as writer:
                 writer.per_word.n_contexts[:] = fitter.n_contexts()
-                for factors in pool.map(block, blocks):
+                for factors in _mapped(pool, block, blocks, description, progress):
                     for i, factor in factors:
                         writer.add(i, factor)
             store = writer.store
         else:
-            list(pool.map(block, blocks))
+            list(_mapped(pool, block, blocks, description, progress))
     return RowPosteriors(mean, store, optimum, sigma2, pooled, share, prior)
 
 
@@ -174,11 +179,30 @@ def posterior(hessian: np.ndarray, rhs: np.ndarray, sigma2: float, dof: float, p
     """
     regularised = hessian + sigma2 * precision
     lower, info, _ = workspace.cholesky(regularised)
-    if info != 0:
-        raise FloatingPointError(f"H + s2 P is not positive definite (s2 = {sigma2:.3g})")
-    factor = Factor.of_hessian(regularised, lower, pseudo_inverse=False).with_sigma2(sigma2, dof)
-    share = 1.0 - np.trace(cho_solve((lower, True), hessian, check_finite=False)) / hessian.shape[0]
-    return factor, factor.solve(rhs + sigma2 * shift), float(min(max(share, 0.0), 1.0))
+    if info == 0:
+        factor = Factor.of_hessian(regularised, lower, pseudo_inverse=False).with_sigma2(sigma2, dof)
+        share = 1.0 - np.trace(cho_solve((lower, True), hessian, check_finite=False)) / hessian.shape[0]
+        return factor, factor.solve(rhs + sigma2 * shift), float(min(max(share, 0.0), 1.0))
+    inverse, share = _whitened_inverse(hessian, sigma2, precision)
+    factor = Factor.of_covariance(inverse).with_sigma2(sigma2, dof)
+    return factor, inverse @ (rhs + sigma2 * shift), float(min(max(share, 0.0), 1.0))
+
+
+def _whitened_inverse(hessian: np.ndarray, sigma2: float, precision: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(H + s2 P)^{-1}`` and the prior's share of the precision where rounding in ``H`` breaks the Cholesky
+    factorisation (``s2 P`` tiny against a nearly singular ``H``, e.g. a row its contexts fit almost exactly).
+
+    In the prior's whitened coordinates, ``P = R R^T`` and ``G = R^{-1} H R^{-T}`` (positive
+    semi-definite, its rounding negatives set to 0): ``(H + s2 P)^{-1} = R^{-T} U (diag(g) + s2)^{-1} U^T R^{-1}``
+    and the share is ``mean(s2 / (g + s2))``. Directions ``H`` lost in rounding stay lost: they are
+    as accurate as ``H`` is.
+    """
+    root = np.linalg.cholesky(precision)
+    whitened = solve_triangular(root, solve_triangular(root, hessian, lower=True).T, lower=True)
+    values, vectors = np.linalg.eigh((whitened + whitened.T) / 2)
+    mapped = solve_triangular(root, vectors, lower=True, trans="T")
+    values = np.maximum(values, 0.0)
+    return (mapped / (values + sigma2)) @ mapped.T, float(np.mean(sigma2 / (values + sigma2)))
 
 
 def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float, *, factor_dtype=np.float64,
@@ -240,7 +264,7 @@ def pooled_sigma2(sigma2: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def posterior_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n_sweeps: int, strength: float,
-                     x_max: float, alpha: float, n_jobs: int) -> GloVeParameters:
+                     x_max: float, alpha: float, n_jobs: int, progress: bool = False) -> GloVeParameters:
     """``n_sweeps`` regularised sweeps: every centre row's posterior mean given C, b, c, then every context
     row's given W, b, c (each side under its own empirical prior); the last W step is left to the caller.
 
@@ -249,49 +273,73 @@ def posterior_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n
     transposed = cooccurrence.T.tocsr()
     transposed.sort_indices()
     center, context = parameters.center_vectors, parameters.context_vectors
-    for _ in range(n_sweeps):
+    for sweep in range(1, n_sweeps + 1):
         center = row_posteriors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha),
-                                parameters.center_biases, strength, n_jobs, covariances=False).mean
+                                parameters.center_biases, strength, n_jobs, covariances=False, progress=progress,
+                                description=f"GloVe-V sweep {sweep}/{n_sweeps}: centre rows").mean
         context = row_posteriors(WordFitter(transposed, center, parameters.center_biases, x_max, alpha),
-                                 parameters.context_biases, strength, n_jobs, covariances=False).mean
+                                 parameters.context_biases, strength, n_jobs, covariances=False, progress=progress,
+                                 description=f"GloVe-V sweep {sweep}/{n_sweeps}: context rows").mean
     return GloVeParameters(center, context, parameters.center_biases, parameters.context_biases,
                            costs=parameters.costs)
 
 
-def _empirical_prior(fitter: WordFitter, biases: np.ndarray, strength: float,
-                     n_jobs: int) -> tuple[np.ndarray, np.ndarray, GaussianPrior]:
+def _empirical_prior(fitter: WordFitter, biases: np.ndarray, strength: float, n_jobs: int,
+                     progress: bool) -> tuple[np.ndarray, np.ndarray, GaussianPrior]:
     """Every row's unregularised optimum and ``s2_i`` (NaN with ``D`` or fewer contexts or a singular ``H_i``),
-    and the prior from the frequent rows."""
+    and the prior from the frequent rows (:func:`_prior_rows`)."""
     n_words, dim = fitter.cooccurrence.shape[0], fitter.dim
     n_contexts = fitter.n_contexts()
     optimum, sigma2 = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
-    frequent = n_contexts > FREQUENT_SPARE_RATIO * dim
 
-    def block(rows: np.ndarray) -> np.ndarray:
+    def block(rows: np.ndarray) -> None:
         workspace = fitter.workspace()
-        noise_sum = np.zeros((dim, dim))
         for i in rows:
             fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
-            if fit.factor is None:
-                frequent[i] = False
-                continue
-            optimum[i], sigma2[i] = fit.optimum, fit.sigma2
-            if frequent[i]:
-                noise_sum += fit.factor.dense()
-        return noise_sum
+            if fit.factor is not None:
+                optimum[i], sigma2[i] = fit.optimum, fit.sigma2
 
     rows = np.flatnonzero(n_contexts > dim)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        noise_sum = sum(pool.map(block, np.array_split(rows, n_blocks_for(n_words))), np.zeros((dim, dim)))
-    n_frequent = int(frequent.sum())
-    if n_frequent <= dim:
-        raise ValueError(f"{n_frequent} words have more than {FREQUENT_SPARE_RATIO} x n_components = "
-                         f"{FREQUENT_SPARE_RATIO * dim} contexts; the prior of point_estimate='posterior' needs more "
-                         f"than n_components = {dim} such words: lower n_components or use a larger corpus")
-    vectors = optimum[frequent]
-    mean = vectors.mean(axis=0)
-    covariance = np.cov(vectors.T) - noise_sum / n_frequent
-    eigenvalues = np.linalg.eigvalsh(covariance)
-    # The noise can exceed the spread along a direction; keep every direction at least 1e-3 of the largest.
-    covariance += max(0.0, 1e-3 * eigenvalues[-1] - eigenvalues[0]) * np.eye(dim)
-    return optimum, sigma2, GaussianPrior(mean, covariance, strength, n_frequent)
+        list(_mapped(pool, block, np.array_split(rows, n_blocks_for(n_words)), "GloVe-V prior", progress))
+    chosen = _prior_rows(n_contexts, np.isfinite(sigma2), dim)
+
+    def noise(rows: np.ndarray) -> np.ndarray:
+        workspace = fitter.workspace()
+        return sum((fitter.fit_word(int(i), float(biases[i]), None, workspace).factor.dense() for i in rows),
+                   np.zeros((dim, dim)))
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
+        # fixed chunks summed in order: the same prior bit for bit at any n_jobs
+        noise_sum = sum(pool.map(noise, np.array_split(chosen, n_blocks_for(chosen.size))), np.zeros((dim, dim)))
+    vectors = optimum[chosen]
+    spread = np.atleast_2d(np.cov(vectors, rowvar=False))
+    covariance = spread - noise_sum / chosen.size
+    # The noise can exceed the spread along a direction: keep every direction at least 1e-3 of the optima's
+    # largest spread.
+    floor = 1e-3 * np.linalg.eigvalsh(spread)[-1]
+    covariance += max(0.0, floor - np.linalg.eigvalsh(covariance)[0]) * np.eye(dim)
+    return optimum, sigma2, GaussianPrior(vectors.mean(axis=0), covariance, strength, int(chosen.size))
+
+
+def _prior_rows(n_contexts: np.ndarray, fitted: np.ndarray, dim: int) -> np.ndarray:
+    """The rows whose optima estimate the prior: those with more than :data:`FREQUENT_SPARE_RATIO` D contexts, or,
+    where fewer than D + 1 rows have that many, the ``4 D`` fitted rows with the most contexts (a small matrix)."""
+    frequent = np.flatnonzero(fitted & (n_contexts > FREQUENT_SPARE_RATIO * dim))
+    if frequent.size > dim:
+        return frequent
+    candidates = np.flatnonzero(fitted)
+    if candidates.size <= dim:
+        raise ValueError(f"{candidates.size} words have more contexts than n_components = {dim} (and a covariance); "
+                         f"the prior of point_estimate='posterior' needs more than {dim}: lower n_components or use a "
+                         "larger corpus")
+    return np.sort(candidates[np.argsort(-n_contexts[candidates], kind="stable")[:4 * dim]])
+
+
+def _mapped(pool: ThreadPoolExecutor, function, blocks: list[np.ndarray], description: str, progress: bool):
+    """``pool.map(function, blocks)`` with a progress bar counting the blocks' rows."""
+    with tqdm(total=sum(len(block) for block in blocks), desc=description, unit="word", disable=not progress,
+              leave=False) as bar:
+        for block, result in zip(blocks, pool.map(function, blocks)):
+            bar.update(len(block))
+            yield result

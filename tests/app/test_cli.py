@@ -36,11 +36,13 @@ def run(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_fit_reports_and_saves_what_the_library_computes(corpus_file, model_dir, kv, capsys, tmp_path):
-    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "again", *FIT)
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "again", *FIT, "--point-estimate",
+                         "trained")
     assert status == 0
     vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
     X = vectorizer.fit_transform(glovev_ext.LineCorpus(corpus_file))
-    model = glovev_ext.GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, progress=False).fit(X)
+    model = glovev_ext.GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, point_estimate="trained",
+                                       progress=False).fit(X)
     assert f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents" in out
     assert f"cost {model.training_costs_[0]:.4f} -> {model.training_costs_[-1]:.4f}" in out
     singular = int(((model.n_contexts_ > 8) & ~model.covariance_defined_).sum())
@@ -107,14 +109,16 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     from glovev_ext.adapters import write_cooccurrence, write_vectors_bin, write_vectors_text, write_vocab
     X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(
         glovev_ext.load_default_corpus(max_documents=500))
-    model = glovev_ext.GloVeVEstimator(4, epochs=2, random_state=0, n_jobs=1, progress=False).fit(X)
+    model = glovev_ext.GloVeVEstimator(4, epochs=2, random_state=0, n_jobs=1, point_estimate="trained",
+                                       progress=False).fit(X)
     folder = tmp_path / "glove"
     folder.mkdir()
     write_vocab(folder / "vocab.txt", X.words, np.arange(len(X.words), 0, -1))
     write_cooccurrence(folder / "cooccurrence.bin", X)
     write_vectors_bin(folder / "vectors.bin", glovev_ext.GloVeParameters(
         model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
-    status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--output", tmp_path / "from_glove", "--quiet")
+    status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--output", tmp_path / "from_glove", "--quiet",
+                         "--point-estimate", "trained")
     assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
     loaded, metadata = glovev_ext.load_model(tmp_path / "from_glove")
     assert set(metadata["seconds"]) == {"read", "train", "covariances"} and min(metadata["seconds"].values()) >= 0
@@ -126,7 +130,7 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     write_vectors_text(folder / "vectors.txt", X.words, glovev_ext.GloVeParameters(
         model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
     status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--n-components", "4", "--output",
-                         tmp_path / "from_text", "--quiet")
+                         tmp_path / "from_text", "--quiet", "--point-estimate", "trained")
     assert status == 0 and f"read: {len(X.words):,} words, D=4" in out
     from_text = glovev_ext.load_model(tmp_path / "from_text")[0]
     np.testing.assert_allclose(from_text.covariance(word), model.covariance_[word], rtol=1e-6)
@@ -134,7 +138,8 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
 
 def test_fit_with_the_papers_conditioning_says_so(corpus_file, capsys, tmp_path):
     status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "paper", "--n-components", "40",
-                         "--epochs", "3", "--quiet", "--n-jobs", "1", "--conditioning", "paper")
+                         "--epochs", "3", "--quiet", "--n-jobs", "1", "--conditioning", "paper",
+                         "--point-estimate", "trained")
     kv, metadata = glovev_ext.load_model(tmp_path / "paper")
     assert status == 0 and metadata["glove"]["conditioning"] == "paper"
     n_pseudo = metadata["counts"]["n_pseudo_inverse"]
@@ -147,6 +152,8 @@ def test_fit_with_the_papers_conditioning_says_so(corpus_file, capsys, tmp_path)
     assert "point estimate 'alternating', the weighted-least-squares optima" in out
     status, out, _ = run(capsys, "similarity", tmp_path / "paper", word, "the")
     assert status == 0 and "Variance understated" in out and f"{word!r} along" in out
+    status, _, err = run(capsys, "fit", corpus_file, "--output", tmp_path / "mixed", *FIT, "--conditioning", "paper")
+    assert status == 2 and "use point_estimate='trained' with conditioning='paper'" in err
 
 
 def test_fit_with_the_posterior_gives_every_word_a_covariance(corpus_file, capsys, tmp_path):
@@ -157,6 +164,16 @@ def test_fit_with_the_posterior_gives_every_word_a_covariance(corpus_file, capsy
     assert metadata["glove"]["n_sweeps"] == 0 and metadata["glove"]["prior_strength"] == 2.0
     assert metadata["counts"]["n_with_covariance"] == metadata["counts"]["n_words"] == len(kv)
     assert "posterior means under an empirical-Bayes Gaussian prior (strength 2," in out
+    vectorizer = glovev_ext.CooccurrenceVectorizer(progress=False)
+    X = vectorizer.fit_transform(glovev_ext.LineCorpus(corpus_file))
+    model = glovev_ext.GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, n_sweeps=0, prior_strength=2.0,
+                                       progress=False).fit(X)
+    np.testing.assert_array_equal(kv.vectors, model.embedding_)
+    few = int((model.n_contexts_ <= 8).sum())
+    assert (f"GloVe-V posterior covariances for {X.shape[0]:,} of {X.shape[0]:,} words ({few:,} have 8 or fewer "
+            "contexts: their residual variance is pooled") in out
+    assert (f"for {np.mean(model.prior_share_ > 0.5):.0%} of words the prior holds most of the precision" in out
+            and f"from the {model.prior_.n_rows:,} words with more than 10 x D contexts" in out)
     rare = kv.index_to_key[-1]
     status, out, _ = run(capsys, "similarity", tmp_path / "posterior", rare, "the")
     assert status == 0 and f"cos({rare}, the)" in out
@@ -461,7 +478,7 @@ def test_the_default_output_is_ignored_by_git_and_every_line_of_the_fit_report_i
     section = re.search(r"### Reading the fit report\n(.*?)\n## ", readme, re.S).group(1)
     status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "m", *FIT)
     assert status == 0
-    for start in ("counted", "trained", "GloVe-V covariances for", "trained vectors outside the 95 % region",
+    for start in ("counted", "trained", "GloVe-V posterior covariances for", "vectors: posterior means",
                   "a cosine between two words seen about as often", "WordSim-353", "nearest neighbours"):
         assert any(line.startswith(start) for line in out.splitlines()), start
         assert f"`{start}" in section, start

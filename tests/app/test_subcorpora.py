@@ -18,7 +18,10 @@ def documents() -> list[str]:
 
 @pytest.fixture(scope="module")
 def pooled(documents) -> glovev_ext.FittedCorpus:
-    return glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, progress=False)
+    """The paper's recipe, whose sub-corpus rows are plain weighted least squares (the posterior's are tested in
+    tests/covariance/test_prior.py)."""
+    return glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, point_estimate="trained",
+                                 progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +60,18 @@ def test_subcorpora_keep_exactly_the_words_they_can_fit(pooled, documents, halve
     assert all(kv.unusable_reason(w) is None for w in kv.index_to_key[:200])
     assert kv.index_to_key == [w for w in pooled.keyed_vectors.index_to_key if w in kv.key_to_index]
     assert kv.most_similar("man", topn=3)  # a gensim workflow on a sub-corpus
+
+
+def test_subcorpora_of_the_default_posterior_keep_every_word_with_two_contexts(documents):
+    pooled = glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, progress=False)
+    kv = glovev_ext.fit_subcorpora(pooled, {"second": documents[1500:]})["second"]
+    X = pooled.vectorizer.transform(documents[1500:])
+    expected = pooled.estimator.conditional_fit(X)
+    kept = np.flatnonzero(np.diff(X.indptr) >= 2)
+    assert kv.index_to_key == [X.words[i] for i in kept]
+    np.testing.assert_array_equal(kv.vectors, expected.embedding[kept])
+    word = X.words[int(kept[-1])]
+    np.testing.assert_array_equal(kv.covariance(word), expected.covariance[int(kept[-1])])
 
 
 def test_no_subcorpus_is_an_error(pooled):

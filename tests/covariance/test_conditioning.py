@@ -60,7 +60,8 @@ def test_conditioning_is_checked():
 
 def test_the_estimator_records_condition_numbers_and_names_singular_words(embedded_cooccurrence):
     """D = 100 after 3 epochs: a few H_i singular; the exact rule names them, the paper's rule keeps them."""
-    settings = {"n_components": 100, "epochs": 3, "random_state": 0, "n_jobs": 1, "progress": False}
+    settings = {"n_components": 100, "epochs": 3, "random_state": 0, "n_jobs": 1, "point_estimate": "trained",
+                "progress": False}
     exact = glovev_ext.GloVeVEstimator(**settings).fit(embedded_cooccurrence)
     paper = glovev_ext.GloVeVEstimator(conditioning="paper", **settings).fit(embedded_cooccurrence)
     enough = exact.n_contexts_ > 100

@@ -12,7 +12,9 @@ import glovev_ext
 from glovev_ext import GloVeVEstimator, glove_weights
 
 
-@parametrize_with_checks([GloVeVEstimator(n_components=2, epochs=5, random_state=0, progress=False)])
+@parametrize_with_checks([GloVeVEstimator(n_components=2, epochs=5, random_state=0, progress=False),
+                          GloVeVEstimator(n_components=2, epochs=5, random_state=0, point_estimate="trained",
+                                          progress=False)])
 def test_scikit_learn_compatible(estimator, check):
     """At the default n_jobs (every core): a seed makes a fit reproducible (check_fit_idempotent and others)."""
     check(estimator)
@@ -35,16 +37,19 @@ def test_pipeline_from_raw_documents_knows_its_words():
 
 
 def test_pretrained_parameters_skip_training_and_give_the_same_covariances(small_matrix):
-    trained = GloVeVEstimator(n_components=6, epochs=4, random_state=1, n_jobs=1, progress=False).fit(small_matrix)
+    trained = GloVeVEstimator(n_components=6, epochs=4, random_state=1, n_jobs=1, point_estimate="trained",
+                              progress=False).fit(small_matrix)
     parameters = (trained.embedding_, trained.context_embedding_, trained.bias_, trained.context_bias_)
-    reused = GloVeVEstimator(n_components=6, pretrained=parameters, n_jobs=1, progress=False).fit(small_matrix)
+    reused = GloVeVEstimator(n_components=6, pretrained=parameters, n_jobs=1, point_estimate="trained",
+                             progress=False).fit(small_matrix)
     assert reused.training_costs_.size == 0 and trained.training_costs_.size == 4
     np.testing.assert_array_equal(reused.embedding_, trained.embedding_)
     np.testing.assert_array_equal(reused.sigma2_, trained.sigma2_)
     i = int(np.flatnonzero(trained.covariance_defined_)[0])
     np.testing.assert_array_equal(reused.covariance_[i], trained.covariance_[i])
     glove = glovev_ext.GloVeParameters(*parameters, costs=np.empty(0))
-    from_dataclass = GloVeVEstimator(n_components=6, pretrained=glove, n_jobs=1, progress=False).fit(small_matrix)
+    from_dataclass = GloVeVEstimator(n_components=6, pretrained=glove, n_jobs=1, point_estimate="trained",
+                                     progress=False).fit(small_matrix)
     np.testing.assert_array_equal(from_dataclass.sigma2_, trained.sigma2_)
 
 
@@ -92,7 +97,8 @@ def test_bad_parameters_are_refused(small_matrix, params, message):
 
 
 def test_transform_is_weighted_least_squares_with_a_free_bias(small_matrix):
-    model = GloVeVEstimator(n_components=5, epochs=5, random_state=0, n_jobs=1, progress=False).fit(small_matrix)
+    model = GloVeVEstimator(n_components=5, epochs=5, random_state=0, n_jobs=1, point_estimate="trained",
+                            progress=False).fit(small_matrix)
     rows = small_matrix[np.flatnonzero(np.diff(small_matrix.indptr) > 40)[:25]]
     fitted = model.conditional_fit(rows)
     np.testing.assert_array_equal(model.transform(rows), fitted.embedding)
@@ -113,7 +119,8 @@ def test_transform_is_weighted_least_squares_with_a_free_bias(small_matrix):
 
 
 def test_transform_refuses_rows_with_too_few_contexts(small_matrix):
-    model = GloVeVEstimator(n_components=5, epochs=2, random_state=0, n_jobs=1, progress=False).fit(small_matrix)
+    model = GloVeVEstimator(n_components=5, epochs=2, random_state=0, n_jobs=1, point_estimate="trained",
+                            progress=False).fit(small_matrix)
     rows = sp.lil_matrix((2, small_matrix.shape[0]))
     rows[0, :3] = 1.0
     rows[1, :] = 2.0
@@ -127,7 +134,10 @@ def test_transform_refuses_rows_with_too_few_contexts(small_matrix):
 def test_progress_is_shown_on_request(small_matrix, capsys):
     GloVeVEstimator(n_components=3, epochs=1, progress=True).fit(small_matrix)
     err = capsys.readouterr().err
-    assert "training GloVe" in err and "GloVe-V covariances" in err
+    assert all(stage in err for stage in ("training GloVe", "GloVe-V prior", "GloVe-V sweep", "GloVe-V covariances"))
+    GloVeVEstimator(n_components=3, epochs=1, point_estimate="trained", progress=True).fit(small_matrix)
+    err = capsys.readouterr().err
+    assert "training GloVe" in err and "GloVe-V covariances" in err and "GloVe-V prior" not in err
 
 
 def test_word_counts_travel_with_the_matrix_to_gensims_count():

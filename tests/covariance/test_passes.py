@@ -20,7 +20,8 @@ distributed = pytest.importorskip("dask.distributed")
 def model(embedded_cooccurrence):
     """D = 30 (so the blocks have work), in memory on one thread: the reference for every other pass."""
     X = embedded_cooccurrence
-    return X, GloVeVEstimator(n_components=30, epochs=4, random_state=0, n_jobs=1, progress=False).fit(X)
+    return X, GloVeVEstimator(n_components=30, epochs=4, random_state=0, n_jobs=1, point_estimate="trained",
+                              progress=False).fit(X)
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def assert_same_store(store: CovarianceStore, reference: CovarianceStore, rtol=1
 
 def test_dask_pass_equals_the_threaded_pass(model, client, tmp_path):
     X, fitted = model
-    dask_model = GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=client,
+    dask_model = GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", client=client,
                                  covariance_storage=tmp_path / "dask.cov", progress=False).fit(X)
     assert_same_store(dask_model.covariance_, fitted.covariance_)
     np.testing.assert_allclose(dask_model.optimum_distance_, fitted.optimum_distance_, rtol=1e-12)
@@ -53,7 +54,7 @@ def test_dask_pass_equals_the_threaded_pass(model, client, tmp_path):
 @pytest.mark.parametrize("storage", ["memory", "threads.cov"])
 def test_two_threads_in_memory_or_to_a_file_equal_one_thread(model, tmp_path, storage):
     X, fitted = model
-    other = GloVeVEstimator(30, pretrained=parameters(fitted), n_jobs=2, progress=False,
+    other = GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", n_jobs=2, progress=False,
                             covariance_storage=storage if storage == "memory" else tmp_path / storage).fit(X)
     assert_same_store(other.covariance_, fitted.covariance_, rtol=0)
     np.testing.assert_array_equal(other.optimum_, fitted.optimum_)
@@ -82,7 +83,7 @@ def test_a_worker_killed_mid_run_still_gives_a_complete_correct_store(model, cli
 
     watcher = threading.Thread(target=kill_a_worker_after_the_first_block, daemon=True)
     watcher.start()
-    result = GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=client,
+    result = GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", client=client,
                              covariance_storage=path, progress=False).fit(X)
     finished = time.time()
     watcher.join(timeout=60)
@@ -117,7 +118,7 @@ class CancellingClient:
 def test_cancelled_blocks_are_rerun_with_their_data_sent_again(model, client, tmp_path, lose_broadcast):
     X, fitted = model
     cancelling = CancellingClient(client, 3, lose_broadcast)
-    result = GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=cancelling,
+    result = GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", client=cancelling,
                              covariance_storage=tmp_path / "cancelled.cov", progress=False).fit(X)
     assert cancelling.cancelled == 3
     assert_same_store(result.covariance_, fitted.covariance_)
@@ -126,7 +127,7 @@ def test_cancelled_blocks_are_rerun_with_their_data_sent_again(model, client, tm
 def test_a_block_cancelled_every_time_stops_the_pass_naming_it(model, client, tmp_path):
     X, fitted = model
     with pytest.raises(RuntimeError, match=r"block \d+ of the covariance pass was cancelled 4 times"):
-        GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=CancellingClient(client, 10**6),
+        GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", client=CancellingClient(client, 10**6),
                         covariance_storage=tmp_path / "never.cov", progress=False).fit(X)
     assert not (tmp_path / "never.cov").exists()
 
@@ -178,7 +179,7 @@ def test_an_interrupted_pass_resumes_and_other_inputs_are_refused(model, tmp_pat
 def test_dask_transform_equals_the_local_transform(model, client, tmp_path):
     X, fitted = model
     rows = X[np.flatnonzero(np.diff(X.indptr) > 60)[:300]]
-    remote = GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", client=client,
+    remote = GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", client=client,
                              covariance_storage=tmp_path / "t.cov", progress=False).fit(X)
     np.testing.assert_array_equal(remote.transform(rows), fitted.transform(rows))
     short = X[np.flatnonzero(np.diff(X.indptr) <= 31)[:2]]
@@ -189,4 +190,4 @@ def test_dask_transform_equals_the_local_transform(model, client, tmp_path):
 def test_dask_backend_needs_a_store_file(model):
     X, fitted = model
     with pytest.raises(ValueError, match="give covariance_storage a file path"):
-        GloVeVEstimator(30, pretrained=parameters(fitted), backend="dask", progress=False).fit(X)
+        GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", progress=False).fit(X)

@@ -9,7 +9,9 @@ from scipy import stats
 import glovev_ext
 from glovev_ext import glove_weights
 from glovev_ext.covariance import WordFitter
-from glovev_ext.covariance.prior import FREQUENT_SPARE_RATIO, pooled_sigma2, posterior_sweeps, row_posteriors
+from glovev_ext.covariance.prior import (FREQUENT_SPARE_RATIO, _prior_rows, pooled_sigma2, posterior,
+                                        posterior_sweeps, row_posteriors)
+from glovev_ext.covariance.wls import Workspace
 from glovev_ext.glove import GloVeParameters
 from glovev_ext.stats import RowSimulator
 
@@ -61,8 +63,8 @@ def test_the_prior_is_the_spread_of_frequent_optima_less_their_noise(embedded_co
         noise += s2 * np.linalg.inv(hessian)
     optima = np.array(optima)
     spread = np.cov(optima.T) - noise / len(frequent)
-    values = np.linalg.eigvalsh(spread)
-    expected = spread + max(0.0, 1e-3 * values[-1] - values[0]) * np.eye(DIM)
+    floor = 1e-3 * np.linalg.eigvalsh(np.cov(optima.T))[-1]
+    expected = spread + max(0.0, floor - np.linalg.eigvalsh(spread)[0]) * np.eye(DIM)
     prior = posterior_model.prior_
     assert prior.n_rows == len(frequent) and prior.strength == 1.0
     np.testing.assert_allclose(prior.mean, optima.mean(axis=0), rtol=1e-8, atol=1e-12)
@@ -108,6 +110,17 @@ def test_the_prior_dominates_words_with_few_contexts_only(embedded_cooccurrence,
     medians = [np.median(share[band]) for band in bands]
     assert medians[0] > 0.5 and medians[-1] < 0.1 and medians == sorted(medians, reverse=True)
     assert np.all((share >= 0) & (share <= 1))
+
+
+def test_a_small_matrix_takes_its_prior_from_the_rows_with_the_most_contexts():
+    n_contexts = np.array([30, 5, 25, 3, 40, 8, 9, 50])
+    fitted = n_contexts > 2
+    fitted[7] = False  # a singular row
+    np.testing.assert_array_equal(_prior_rows(n_contexts, fitted, 2), [0, 2, 4])  # 3 rows above 10 D = 20 > D
+    n_contexts = np.arange(2, 22)  # one row above 10 D = 20: the 4 D = 8 rows with the most contexts instead
+    np.testing.assert_array_equal(_prior_rows(n_contexts, n_contexts > 2, 2), np.arange(12, 20))
+    with pytest.raises(ValueError, match="2 words have more contexts than n_components = 19"):
+        _prior_rows(n_contexts, n_contexts > 19, 19)
 
 
 def test_pooling_takes_the_median_of_rows_with_a_similar_total():
@@ -184,9 +197,11 @@ def test_posterior_options_are_checked(embedded_cooccurrence, trained):
         glovev_ext.GloVeVEstimator(DIM, pretrained=trained, point_estimate="posterior", backend="dask",
                                    covariance_storage="/tmp/x.store", progress=False).fit(embedded_cooccurrence)
     tiny = glovev_ext.CooccurrenceVectorizer(min_count=1, progress=False).fit_transform(["a b c d e f g h"] * 10)
-    with pytest.raises(ValueError, match="the prior of point_estimate='posterior' needs more"):
-        glovev_ext.GloVeVEstimator(2, epochs=2, point_estimate="posterior", n_sweeps=0, random_state=0,
-                                   progress=False).fit(tiny)
+    with pytest.raises(ValueError, match="0 words have more contexts than n_components = 7 .*the prior of "
+                                         "point_estimate='posterior' needs more than 7"):
+        glovev_ext.GloVeVEstimator(7, epochs=2, n_sweeps=0, random_state=0, progress=False).fit(tiny)
+    with pytest.raises(ValueError, match="use point_estimate='trained' with conditioning='paper'"):
+        glovev_ext.GloVeVEstimator(2, conditioning="paper", progress=False).fit(tiny)
 
 
 def test_new_rows_get_their_posterior_with_a_free_bias(embedded_cooccurrence, posterior_model):
@@ -228,3 +243,23 @@ def test_new_rows_get_their_posterior_with_a_free_bias(embedded_cooccurrence, po
     np.testing.assert_array_equal(model.transform(rows[:-1]), fit.embedding[:-1])
     with pytest.raises(ValueError, match="fewer than 2 contexts"):
         model.transform(rows)
+
+
+def test_a_hessian_that_rounding_made_indefinite_still_gets_a_posterior():
+    """Cholesky of ``H + s2 P`` fails when ``s2 P`` is below the rounding of a nearly singular ``H``; the whitened
+    eigen route then gives the inverse with ``H``'s rounding negatives set to 0 (checked against numpy's)."""
+    generator = np.random.default_rng(0)
+    root = generator.normal(size=(5, 5))
+    precision = root @ root.T + np.eye(5)
+    design = generator.normal(size=(3, 5))
+    hessian = design.T @ design - 1e-9 * np.eye(5)  # rank 3, pushed just below zero along the other two
+    sigma2 = 1e-12
+    factor, mean, share = posterior(hessian, np.ones(5), sigma2, 4.0, precision, np.zeros(5), Workspace(5, 1))
+    whitening = np.linalg.inv(np.linalg.cholesky(precision))
+    values, vectors = np.linalg.eigh(whitening @ hessian @ whitening.T)
+    values = np.clip(values, 0.0, None)
+    expected = whitening.T @ vectors @ np.diag(1 / (values + sigma2)) @ vectors.T @ whitening
+    np.testing.assert_allclose(factor.dense(), sigma2 * expected, rtol=1e-6, atol=1e-9 * np.abs(sigma2 * expected).max())
+    np.testing.assert_allclose(mean, expected @ np.ones(5), rtol=1e-6)
+    assert share == pytest.approx(np.mean(sigma2 / (values + sigma2)), rel=1e-9) and factor.dof == 4.0
+    assert np.all(np.linalg.eigvalsh(factor.dense()) > 0)

@@ -153,7 +153,7 @@ def test_damaged_files_are_refused_with_a_clear_error(fitted, tmp_path):
 
 def test_disk_storage_memory_maps_the_same_covariances(embedded_cooccurrence, fitted, tmp_path):
     path = tmp_path / "fit.glovev"
-    on_disk = GloVeVEstimator(n_components=DIM, pretrained=_parameters(fitted), covariance_storage=path,
+    on_disk = GloVeVEstimator(n_components=DIM, pretrained=_parameters(fitted), point_estimate="trained", covariance_storage=path,
                               progress=False).fit(embedded_cooccurrence)
     assert isinstance(on_disk.covariance_._factors, np.memmap)
     i = int(np.flatnonzero(fitted.covariance_defined_)[5])
@@ -162,7 +162,7 @@ def test_disk_storage_memory_maps_the_same_covariances(embedded_cooccurrence, fi
 
 
 def test_lazy_storage_computes_words_on_demand(embedded_cooccurrence, fitted):
-    lazy = GloVeVEstimator(n_components=DIM, pretrained=_parameters(fitted), covariance_storage="lazy",
+    lazy = GloVeVEstimator(n_components=DIM, pretrained=_parameters(fitted), point_estimate="trained", covariance_storage="lazy",
                            progress=False).fit(embedded_cooccurrence)
     store = lazy.covariance_
     defined = np.flatnonzero(fitted.covariance_defined_)

@@ -29,6 +29,7 @@ KNOWN_FLOOR = 0.90  # differences of similarities sharing a rare word (docs/meth
 def fit(embedded_cooccurrence):
     """D = 30 after 10 epochs: 60 words on the paper's pseudo-inverse branch, 45 with |K| - D <= 10."""
     model = glovev_ext.GloVeVEstimator(DIM, epochs=10, random_state=0, n_jobs=1, conditioning="paper",
+                                       point_estimate="trained",
                                        progress=False).fit(embedded_cooccurrence)
     words = list(embedded_cooccurrence.words)
     alphabetic = np.array([w.isalpha() for w in words])

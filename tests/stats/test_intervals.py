@@ -278,6 +278,7 @@ def test_results_name_the_words_that_dominate_a_variance(kv):
 
 def test_results_on_the_papers_pseudo_inverse_say_their_variance_is_understated(embedded_cooccurrence):
     model = glovev_ext.GloVeVEstimator(30, epochs=10, random_state=0, n_jobs=1, conditioning="paper",
+                                       point_estimate="trained",
                                        progress=False).fit(embedded_cooccurrence)
     kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
     word = embedded_cooccurrence.words[int(np.flatnonzero(model.pseudo_inverse_)[0])]
