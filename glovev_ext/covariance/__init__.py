@@ -7,6 +7,7 @@
 - :mod:`.passes`: the one pass runner (threads; Dask in the private ``._dask``), in memory or to a
   resumable file;
 - :mod:`.refit`: point estimates other than the trained vectors (the optimum, alternating sweeps);
+- :mod:`.prior`: the empirical-Bayes prior and every row's posterior (the default point estimate);
 - :mod:`.estimator`: :class:`GloVeVEstimator`, the scikit-learn face of all of it.
 """
 
@@ -17,6 +18,7 @@ from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, DIAGONAL_ROOT, EIG
 from .layout import PER_WORD_DTYPES, PerWord
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
                      threaded_runner)
+from .prior import GaussianPrior
 from .refit import POINT_ESTIMATES, alternating_sweeps, optimum_vectors
 from .store import CovarianceStore, CovarianceStoreWriter, UndefinedCovarianceError
 from .wls import (CONDITIONING_CHOICES, INVERSE_ERROR_LIMIT, MAX_CONDITION, WordFit, WordFitter, estimated_condition,
@@ -35,6 +37,7 @@ __all__ = [
     "EIGENVALUE_CUTOFF",
     "EXACT",
     "Factor",
+    "GaussianPrior",
     "GloVeVEstimator",
     "INVERSE_ERROR_LIMIT",
     "MAX_CONDITION",

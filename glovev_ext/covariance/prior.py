@@ -131,8 +131,8 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     Raises
     ------
     ValueError
-        When fewer than ``D + 1`` rows have more than 10 D contexts (the prior's covariance is not
-        identified), or no row has a residual variance of its own.
+        When ``D`` or fewer rows have a residual variance of their own (the prior's covariance is not
+        identified).
     """
     strength = check_positive_float(strength, "prior_strength")
     optimum, sigma2, prior = _empirical_prior(fitter, biases, strength, n_jobs, progress)
@@ -205,14 +205,24 @@ def _whitened_inverse(hessian: np.ndarray, sigma2: float, precision: np.ndarray)
     return (mapped / (values + sigma2)) @ mapped.T, float(np.mean(sigma2 / (values + sigma2)))
 
 
-def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float, *, factor_dtype=np.float64,
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, CovarianceStore]:
+def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float, *,
+                        factor_dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray, CovarianceStore]:
     """Posteriors of new co-occurrence rows under ``prior``, each row's bias free (flat prior, profiled out).
 
     ``s2`` is the row's own (``|K| - D - 1`` degrees of freedom) where it has more than ``D + 1``
     contexts, else pooled over these rows by total co-occurrence (``fallback_sigma2`` when none has
     its own). Rows with fewer than two contexts say nothing about their vector beyond its bias: they
     get NaN and no covariance.
+
+    Parameters
+    ----------
+    fitter : WordFitter
+        The new rows and the fitted context vectors and biases.
+    prior : GaussianPrior
+        The fitted prior (``GloVeVEstimator.prior_``).
+    fallback_sigma2 : float
+        ``s2`` for every row when none has its own.
+    factor_dtype : numpy dtype, default=float64
 
     Returns
     -------
