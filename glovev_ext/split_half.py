@@ -13,7 +13,11 @@ covariances mean, band by band of word frequency:
   both halves (:func:`~glovev_ext.compare_models` of the two default ``similarity_test`` results,
   ``equality()``) rejects at the nominal rate.
 
-:func:`split_half_check` computes these; ``bench/split_half.py`` runs it on real corpora.
+:func:`split_half_check` computes these; ``bench/split_half.py`` runs it on real corpora. With the
+default ``point_estimate="posterior"`` the halves are posteriors under the pooled prior, whose
+errors share the prior's part (``Cov = Sigma_A P Sigma_B``); the plain sum of the two covariances
+used here then overstates the difference's variance for words the prior holds, and the check is
+conservative for them (docs/method.md 6.12, ``bench/shared_prior_halves.py``).
 """
 
 from __future__ import annotations
