@@ -302,26 +302,29 @@ def _empirical_prior(fitter: WordFitter, biases: np.ndarray, strength: float, n_
     n_contexts = fitter.n_contexts()
     optimum, sigma2 = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
 
-    def block(rows: np.ndarray) -> None:
+    frequent = n_contexts > FREQUENT_SPARE_RATIO * dim
+
+    def block(rows: np.ndarray) -> np.ndarray:
+        """Fit the rows; return the sum of the frequent ones' noise covariances (taken while the fit is at hand)."""
         workspace = fitter.workspace()
+        noise_sum = np.zeros((dim, dim))
         for i in rows:
             fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
             if fit.factor is not None:
                 optimum[i], sigma2[i] = fit.optimum, fit.sigma2
+                if frequent[i]:
+                    noise_sum += fit.factor.dense()
+        return noise_sum
 
     rows = np.flatnonzero(n_contexts > dim)
+    blocks = np.array_split(rows, n_blocks_for(n_words))  # fixed blocks summed in order: the same prior at any n_jobs
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        list(_mapped(pool, block, np.array_split(rows, n_blocks_for(n_words)), "GloVe-V prior", progress))
+        noise_sum = sum(_mapped(pool, block, blocks, "GloVe-V prior", progress), np.zeros((dim, dim)))
     chosen = _prior_rows(n_contexts, np.isfinite(sigma2), dim)
-
-    def noise(rows: np.ndarray) -> np.ndarray:
+    if not frequent[chosen].all():  # a small matrix: the prior's rows are not the frequent ones, fit them again
         workspace = fitter.workspace()
-        return sum((fitter.fit_word(int(i), float(biases[i]), None, workspace).factor.dense() for i in rows),
-                   np.zeros((dim, dim)))
-
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        # fixed chunks summed in order: the same prior bit for bit at any n_jobs
-        noise_sum = sum(pool.map(noise, np.array_split(chosen, n_blocks_for(chosen.size))), np.zeros((dim, dim)))
+        noise_sum = sum((fitter.fit_word(int(i), float(biases[i]), None, workspace).factor.dense() for i in chosen),
+                        np.zeros((dim, dim)))
     vectors = optimum[chosen]
     spread = np.atleast_2d(np.cov(vectors, rowvar=False))
     covariance = spread - noise_sum / chosen.size

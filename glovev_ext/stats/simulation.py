@@ -67,7 +67,9 @@ class RowSimulator:
             raise ValueError("a RowSimulator with a prior needs the fitted center_vectors and sigma2")
         exact = WordFitter(fitter.cooccurrence, fitter.context_vectors, fitter.context_biases, fitter.x_max,
                            fitter.alpha, "exact")
-        self._fitter, self._prior = fitter, prior
+        self._fitter = fitter
+        # the prior's precision and P mu, once: every refit of every draw uses them
+        self._prior = None if prior is None else (prior.precision, prior.precision @ prior.mean)
         self._rows, self.truth, self.sigma2 = {}, {}, {}
         matrix = fitter.cooccurrence
         for key, i in rows.items():
@@ -112,8 +114,7 @@ class RowSimulator:
         sigma2, dof = (fit.sigma2, cols.size - dim) if fit.factor is not None else (self.sigma2[key], np.inf)
         workspace = Workspace(dim, cols.size)
         hessian, rhs = self._fitter.row_normal_equations(cols, values, bias, workspace, weights)
-        precision = self._prior.precision
-        factor, mean, _ = posterior(hessian, rhs, sigma2, dof, precision, precision @ self._prior.mean, workspace)
+        factor, mean, _ = posterior(hessian, rhs, sigma2, dof, *self._prior, workspace)
         return WordFit(cols.size, factor, mean, 0.0, bias)
 
 

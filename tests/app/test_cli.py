@@ -477,7 +477,7 @@ def test_the_default_output_is_ignored_by_git_and_every_line_of_the_fit_report_i
     readme = (REPOSITORY / "README.md").read_text(encoding="utf-8")
     section = re.search(r"### Reading the fit report\n(.*?)\n## ", readme, re.S).group(1)
     status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "m", *FIT)
-    assert status == 0
+    assert status == 0 and "first -> last epoch), then 1 regularised sweep  [" in out
     for start in ("counted", "trained", "GloVe-V posterior covariances for", "vectors: posterior means",
                   "a cosine between two words seen about as often", "WordSim-353", "nearest neighbours"):
         assert any(line.startswith(start) for line in out.splitlines()), start

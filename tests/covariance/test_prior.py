@@ -153,13 +153,13 @@ def test_a_sweep_fits_centres_then_contexts_each_under_its_own_prior(embedded_co
     np.testing.assert_array_equal(model.context_embedding_, swept.context_vectors)
 
 
-def coordinate_coverage(simulator, key, truths, generator, dof_of_factor=True) -> float:
+def coordinate_coverage(simulator, key, truths, generator) -> float:
     """Share of replications whose 95 % interval of each coordinate holds the true value."""
     covered = []
     for truth in truths:
         words = simulator.draw([key], generator, shifts={key: truth - simulator.truth[key]})
         factor = words.factors[0]
-        quantile = stats.t.ppf(0.975, factor.dof) if dof_of_factor and np.isfinite(factor.dof) else stats.norm.ppf(0.975)
+        quantile = stats.t.ppf(0.975, factor.dof) if np.isfinite(factor.dof) else stats.norm.ppf(0.975)
         covered.append(np.abs(words.vectors[0] - truth) <= quantile * np.sqrt(factor.variances()))
     return float(np.mean(covered))
 
