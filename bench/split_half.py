@@ -2,7 +2,7 @@
 
 Usage: python bench/split_half.py [--corpus embedded|gutenberg_us_10m|gutenberg_us_31m] [--n-components 50]
                                   [--epochs 25] [--point-estimate trained] [--prior-strength 1] [--sweeps N]
-                                  [--n-pairs 300] [--seed 0]
+                                  [--no-noise-calibration] [--n-pairs 300] [--seed 0]
 
 Fits the corpus (``fit_corpus`` with the given D, epochs and point estimate; the shared corpora fall
 back to the embedded one when ../shared/data is absent), splits its documents at random into two
@@ -35,6 +35,8 @@ def main() -> None:
     parser.add_argument("--point-estimate", default="trained", choices=glovev_ext.covariance.POINT_ESTIMATES)
     parser.add_argument("--prior-strength", type=float, default=1.0, help="of --point-estimate posterior")
     parser.add_argument("--sweeps", type=int, default=None, help="of --point-estimate alternating or posterior")
+    parser.add_argument("--no-noise-calibration", action="store_true",
+                        help="of --point-estimate posterior: keep the model's own noise (calibrate_noise=False)")
     parser.add_argument("--n-pairs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
@@ -46,12 +48,14 @@ def main() -> None:
     started = time.perf_counter()
     fitted = glovev_ext.fit_corpus(documents, n_components=options.n_components, epochs=options.epochs,
                                    point_estimate=options.point_estimate, prior_strength=options.prior_strength,
-                                   n_sweeps=options.sweeps, random_state=options.seed, progress=False)
+                                   n_sweeps=options.sweeps, calibrate_noise=not options.no_noise_calibration,
+                                   random_state=options.seed, progress=False)
     fitting = time.perf_counter() - started
     check = split_half_check(fitted, documents, n_pairs=options.n_pairs, random_state=options.seed, progress=False)
     print(f"{name}: {len(documents):,} documents, D = {options.n_components}, {options.epochs} epochs, "
           f"point_estimate={options.point_estimate!r} ({fitted.estimator.n_sweeps_} sweeps"
-          + (f", prior strength {options.prior_strength:g}" if options.point_estimate == "posterior" else "")
+          + (f", prior strength {options.prior_strength:g}, noise scale {fitted.estimator.noise_scale_}"
+             if options.point_estimate == "posterior" else "")
           + f"); fit {fitting:.0f} s, split halves "
           f"{time.perf_counter() - started - fitting:.0f} s")
     print(check)

@@ -256,6 +256,10 @@ def _build_parser() -> argparse.ArgumentParser:
                      "posterior (default 1; 0 allowed)")
     fit.add_argument("--prior-strength", type=float, default=1.0,
                      help="--point-estimate posterior: the prior's precision over the one the data give (default 1)")
+    fit.add_argument("--no-noise-calibration", action="store_true",
+                     help="--point-estimate posterior: keep GloVe-V's own noise model instead of scaling each word's "
+                          "residual variance by the factor two random halves of the documents give (default: "
+                          "calibrate; a corpus only)")
     _add_n_jobs(fit)
     _add_random_state(fit, "random seed of training (default 0)")
 
@@ -485,6 +489,16 @@ def _open_model(path: str) -> tuple[KeyedVectorsWithVariance, dict]:
     return load_model(folder)
 
 
+def _noise_scale_line(scale) -> str:
+    """The fit report's line on the noise scale (docs/method.md 6.13)."""
+    if scale.is_identity:
+        return "GloVe-V's own model (residual variances as fitted; not calibrated on split halves)"
+    factors = [*scale.own.factors, *scale.pooled.factors]
+    return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency (rarer words "
+            "more), the factors by which two random halves of the documents differ beyond GloVe-V's noise model "
+            "(docs/method.md 6.13)")
+
+
 def _check_fit_options(args: argparse.Namespace) -> None:
     """Every option of ``glovev fit`` checked before any work, in the command line's words."""
     at_least_one = {"--n-components": args.n_components, "--epochs": args.epochs, "--window": args.window,
@@ -533,8 +547,8 @@ def _run_fit(args: argparse.Namespace) -> int:
                             min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
                             x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
                             conditioning=args.conditioning, point_estimate=args.point_estimate,
-                            n_sweeps=args.sweeps, prior_strength=args.prior_strength, progress=show_progress,
-                            source=source)
+                            n_sweeps=args.sweeps, prior_strength=args.prior_strength,
+                            calibrate_noise=not args.no_noise_calibration, progress=show_progress, source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
@@ -552,6 +566,7 @@ def _run_fit(args: argparse.Namespace) -> int:
         _say(f"GloVe-V posterior covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words "
              f"({few:,} have {kv.vector_size} or fewer contexts: their residual variance is pooled over words seen "
              f"about as often, and their covariance is mostly the prior's)  [{model.fit_seconds_['covariances']:.1f} s]")
+        _say(f"noise: {_noise_scale_line(model.noise_scale_)}")
     else:
         branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
                   if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
+from ._checks import as_generator
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
 from .covariance import GloVeVEstimator
@@ -58,7 +59,7 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
                learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
-               prior_strength: float = 1.0, progress: bool = True,
+               prior_strength: float = 1.0, calibrate_noise: bool = True, progress: bool = True,
                source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
@@ -70,6 +71,12 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
     n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype, \
 conditioning, point_estimate, n_sweeps, prior_strength
         As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
+    calibrate_noise : bool, default=True
+        With ``point_estimate="posterior"``: split the documents at random into two halves (seeded
+        by ``random_state``), count each, and calibrate the noise scale on them
+        (``GloVeVEstimator.fit(X, halves=...)``, docs/method.md 6.13). The corpus is then read three
+        times, so it must be re-iterable (a list, a ``LineCorpus``, a gensim corpus), not a one-shot
+        iterator. False keeps the model's own noise.
     window, min_count, max_vocab_size, lowercase
         As for :class:`~glovev_ext.CooccurrenceVectorizer`.
     progress : bool, default=True
@@ -96,12 +103,18 @@ conditioning, point_estimate, n_sweeps, prior_strength
                                 progress=progress)
     vectorizer._validate_params()  # every option, and the output folder, checked before the corpus is read
     estimator._check_params()
+    calibrate_noise = bool(calibrate_noise) and point_estimate == "posterior"
+    if calibrate_noise and isinstance(corpus, Iterator):
+        raise ValueError("calibrate_noise=True reads the corpus three times (all of it, then each random half), but "
+                         "it is a one-shot iterator: pass a list, a LineCorpus or another re-iterable corpus, or "
+                         "calibrate_noise=False")
     if output is not None:
         check_model_directory(output, overwrite=overwrite)
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
+    halves = _random_halves(vectorizer, corpus, random_state) if calibrate_noise else None
     seconds = {"count": time.perf_counter() - started}
-    estimator.fit(cooccurrence)
+    estimator.fit(cooccurrence, halves=halves)
     seconds.update(estimator.fit_seconds_)
     kv = KeyedVectorsWithVariance.from_estimator(estimator)  # the counts travel with the matrix
     if source is None:
@@ -112,6 +125,18 @@ conditioning, point_estimate, n_sweeps, prior_strength
     if output is not None:
         output = save_model(output, kv, metadata, overwrite=overwrite)
     return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata, output)
+
+
+def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state) -> tuple:
+    """The co-occurrence matrices of two random halves of ``corpus``'s documents (each document in one, with
+    probability 1/2), in the fitted vocabulary.
+
+    The split comes from a child of ``random_state``'s stream, so a :func:`~glovev_ext.split_half.split_half_check`
+    with the same seed checks the calibration on another split.
+    """
+    first = as_generator(random_state).spawn(1)[0].random(vectorizer.n_documents_) < 0.5
+    return tuple(vectorizer.transform(document for document, in_first in zip(corpus, first) if in_first == side)
+                 for side in (True, False))
 
 
 def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,
@@ -138,7 +163,9 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         ``metadata_version``, ``glovev_ext_version``, ``source``, ``corpus_sha256``, ``counting`` (window, min_count,
         max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
         learning_rate, x_max, alpha, random_state, schedule, conditioning, point_estimate, n_sweeps
-        (None unless alternating or posterior), prior_strength (None unless posterior), covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
+        (None unless alternating or posterior), prior_strength (None unless posterior), noise_scale (the knots
+        of ``noise_scale_``, ``{"own": {"total", "factor", "n_words"}, "pooled": ...}``; None without one),
+        covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse) and ``seconds``.
     """
     counting = None
@@ -159,7 +186,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                   "schedule": None if pretrained else SCHEDULES[0], "covariance_dtype": estimator.covariance_dtype,
                   "conditioning": estimator.conditioning, "point_estimate": estimator.point_estimate,
                   "n_sweeps": estimator.n_sweeps_ if estimator.point_estimate in ("alternating", "posterior") else None,
-                  "prior_strength": estimator.prior_strength if estimator.point_estimate == "posterior" else None},
+                  "prior_strength": estimator.prior_strength if estimator.point_estimate == "posterior" else None,
+                  "noise_scale": _noise_scale_metadata(estimator)},
         "counts": {"n_documents": getattr(vectorizer, "n_documents_", None),
                    "n_tokens": getattr(vectorizer, "n_tokens_", None),
                    "n_words": int(estimator.n_features_in_), "n_nonzeros": int(estimator.n_contexts_.sum()),
@@ -168,6 +196,11 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                    "n_pseudo_inverse": int(estimator.pseudo_inverse_.sum())},
         "seconds": {name: round(float(value), 3) for name, value in seconds.items()},
     }
+
+
+def _noise_scale_metadata(estimator: GloVeVEstimator) -> dict | None:
+    scale = getattr(estimator, "noise_scale_", None)
+    return None if scale is None or scale.is_identity else scale.to_dict()
 
 
 def outside_optimum_region(estimator: GloVeVEstimator, confidence_level: float = 0.95) -> float:

@@ -15,9 +15,10 @@ covariances mean, band by band of word frequency:
 
 :func:`split_half_check` computes these; ``bench/split_half.py`` runs it on real corpora. With the
 default ``point_estimate="posterior"`` the halves are posteriors under the pooled prior, whose
-errors share the prior's part (``Cov = Sigma_A P Sigma_B``); the plain sum of the two covariances
-used here then overstates the difference's variance for words the prior holds, and the check is
-conservative for them (docs/method.md 6.12, ``bench/shared_prior_halves.py``).
+errors share the prior's part (``Cov = Sigma_A P Sigma_B``): the Wald statistics and the cosines'
+z take it out of the difference's variance (docs/method.md 6.12). The library's equality test of
+a cosine across two results does not know the halves share a prior, so its column stays
+conservative for words the prior holds.
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ from tqdm.auto import tqdm
 
 from ._checks import as_generator, check_int
 from .pipeline import FittedCorpus
+from .covariance import GaussianPrior
 from .stats import compare_models, vector_change_test
+from .stats.cosine import cosine_pair_gradients
 from .subcorpora import fit_subcorpora
 
 logger = logging.getLogger(__name__)
@@ -52,11 +55,12 @@ class SplitHalfCheck:
         One row per word fitted in both halves (index: the word): ``count`` (pooled), ``band``,
         ``wald_per_dim`` (the Wald statistic of ``w_A = w_B`` over D), ``df`` (its
         Welch-Satterthwaite degrees of freedom), ``expected`` (``df / (df - 2)``, the mean of
-        ``F(D, df)``; NaN for ``df <= 2``) and ``pvalue``.
+        ``F(D, df)``; 1 for infinite ``df``, NaN for ``df <= 2``) and ``pvalue``.
     pairs : pandas.DataFrame
         One row per random pair of words of one band: ``first``, ``second``, ``band``, the two
         halves' cosines and delta-method standard errors (linear scale), ``z`` (their difference over
-        the combined standard error), ``seed`` and ``equality_pvalue`` (the library's default test of
+        the standard error of the difference, the prior's shared part taken out for posteriors),
+        ``seed`` and ``equality_pvalue`` (the library's default test of
         the two halves' ``similarity_test(first, second, random_state=seed)`` and ``seed + 1``).
     confidence_level : float
         Of the tests whose rejection rates :meth:`summary_frame` reports.
@@ -139,12 +143,13 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
     pooled = fitted.keyed_vectors
     counts = {word: pooled.get_vecattr(word, "count") for word in pooled.index_to_key}
     return compare_halves(halves["A"], halves["B"], counts, n_pairs=n_pairs, bands=bands,
-                          confidence_level=confidence_level, random_state=generator, progress=progress)
+                          confidence_level=confidence_level, random_state=generator, progress=progress,
+                          prior=getattr(fitted.estimator, "prior_", None))
 
 
 def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 300,
                    bands: Sequence[int] = BAND_EDGES, confidence_level: float = 0.95, random_state=0,
-                   progress: bool = True) -> SplitHalfCheck:
+                   progress: bool = True, prior: GaussianPrior | None = None) -> SplitHalfCheck:
     """The comparisons of :func:`split_half_check` for two embeddings fitted in one basis on disjoint text.
 
     Parameters
@@ -156,6 +161,9 @@ def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 
         from either half, are left out.
     n_pairs, bands, confidence_level, random_state, progress
         As for :func:`split_half_check`.
+    prior : GaussianPrior, optional
+        The prior both halves are posteriors under: its shared part of their errors is taken out of
+        the differences' variances (:func:`~glovev_ext.stats.vector_change_test`). None: the plain sum.
 
     Returns
     -------
@@ -167,8 +175,8 @@ def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 
     position = np.searchsorted(edges, np.array([counts[w] for w in shared], dtype=np.int64), side="right") - 1
     shared = [w for w, p in zip(shared, position) if p >= 0]
     band = pd.Categorical.from_codes(position[position >= 0], categories=_band_labels(edges))
-    words = _word_frame(half_a, half_b, shared, np.array([counts[w] for w in shared], dtype=np.int64), band)
-    pairs = _pair_frame(half_a, half_b, words, n_pairs, generator, progress)
+    words = _word_frame(half_a, half_b, shared, np.array([counts[w] for w in shared], dtype=np.int64), band, prior)
+    pairs = _pair_frame(half_a, half_b, words, n_pairs, generator, progress, prior)
     logger.info("split halves: %d words in both halves, %d pairs", len(words), len(pairs))
     return SplitHalfCheck(words, pairs, confidence_level)
 
@@ -184,18 +192,19 @@ def _checked_options(n_pairs: int, bands: Sequence[int], confidence_level: float
     return edges
 
 
-def _word_frame(half_a, half_b, words: list, counts: np.ndarray, band: pd.Categorical) -> pd.DataFrame:
-    change = vector_change_test(half_a, half_b, words)
+def _word_frame(half_a, half_b, words: list, counts: np.ndarray, band: pd.Categorical,
+                prior: GaussianPrior | None) -> pd.DataFrame:
+    change = vector_change_test(half_a, half_b, words, prior=prior)
     dim = half_a.vector_size
     df = change["df"].to_numpy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        expected = np.where(df > 2, df / (df - 2), np.nan)
+        expected = np.where(np.isinf(df), 1.0, np.where(df > 2, df / (df - 2), np.nan))
     return pd.DataFrame({"count": counts, "band": band, "wald_per_dim": change["chi2"].to_numpy() / dim, "df": df,
                          "expected": expected, "pvalue": change["P>chi2"].to_numpy()}, index=pd.Index(words))
 
 
 def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np.random.Generator,
-                progress: bool) -> pd.DataFrame:
+                progress: bool, prior: GaussianPrior | None) -> pd.DataFrame:
     chosen = []
     for band in words["band"].cat.categories:
         members = list(words.index[words["band"] == band])
@@ -213,7 +222,8 @@ def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np
         comparison = compare_models([half_a.similarity_test(a, b, random_state=int(seed)),
                                      half_b.similarity_test(a, b, random_state=int(seed) + 1)])
         pvalues.append(float(np.asarray(comparison.equality().pvalue)))
-    se = np.sqrt(linear["a"].std_errors ** 2 + linear["b"].std_errors ** 2)
+    shared = 0.0 if prior is None else _shared_cosine_covariance(half_a, half_b, pairs, prior.precision)
+    se = np.sqrt(linear["a"].std_errors ** 2 + linear["b"].std_errors ** 2 - 2.0 * shared)
     return pd.DataFrame({"first": [a for a, _, _ in chosen], "second": [b for _, b, _ in chosen],
                          "band": pd.Categorical([band for _, _, band in chosen],
                                                 categories=words["band"].cat.categories),
@@ -221,6 +231,25 @@ def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np
                          "se_a": linear["a"].std_errors, "se_b": linear["b"].std_errors,
                          "z": (linear["a"].estimates - linear["b"].estimates) / se, "seed": seeds,
                          "equality_pvalue": pvalues})
+
+
+def _shared_cosine_covariance(half_a, half_b, pairs: list[tuple], precision: np.ndarray) -> np.ndarray:
+    """Per pair, the delta-method covariance of its cosine in the two halves that the shared prior makes:
+    ``sum over its two words of g_A^T Sigma_A P Sigma_B g_B`` (``g``: the cosine's gradient in each half)."""
+    words = sorted({w for pair in pairs for w in pair})
+    position = {w: k for k, w in enumerate(words)}
+    left = np.array([position[a] for a, _ in pairs])
+    right = np.array([position[b] for _, b in pairs])
+    gradients, covariances = [], []
+    for half in (half_a, half_b):
+        gradients.append(cosine_pair_gradients(np.array([half.get_vector(w) for w in words]), left, right))
+        covariances.append({w: half.covariance_factor(w).dense() for w in words})
+    out = np.zeros(len(pairs))
+    for k, (first, second) in enumerate(pairs):
+        for side, word in ((0, first), (1, second)):
+            out[k] += (gradients[0][side][k] @ covariances[0][word] @ precision @ covariances[1][word]
+                       @ gradients[1][side][k])
+    return out
 
 
 def _random_pairs(members: list, n_pairs: int, generator: np.random.Generator) -> list[tuple]:

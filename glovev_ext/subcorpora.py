@@ -41,8 +41,11 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> 
     dict
         ``{name: KeyedVectorsWithVariance}``: the words of the pooled vocabulary that the
         sub-corpus fits (with the default ``point_estimate="posterior"``, two contexts or more in it,
-        each row's posterior under the pooled prior; otherwise more than D + 1 contexts and a block
-        that is not numerically singular; the others are left out), in the pooled order.
+        each row's posterior under the pooled prior, its residual variance scaled by the pooled fit's
+        ``noise_scale_`` at the row's own total co-occurrence; otherwise more than D + 1 contexts and a
+        block that is not numerically singular; the others are left out), in the pooled order.
+        Posteriors of two sub-corpora share the prior's part of their errors: pass
+        ``prior=fitted.estimator.prior_`` to :func:`~glovev_ext.stats.vector_change_test`.
     """
     if not subcorpora:
         raise ValueError("no sub-corpus given")

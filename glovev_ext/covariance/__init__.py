@@ -8,6 +8,8 @@
   resumable file;
 - :mod:`.refit`: point estimates other than the trained vectors (the optimum, alternating sweeps);
 - :mod:`.prior`: the empirical-Bayes prior and every row's posterior (the default point estimate);
+- :mod:`.noise_scale`: :class:`NoiseScale`, the factor on each row's residual variance calibrated on
+  two random halves of the corpus;
 - :mod:`.estimator`: :class:`GloVeVEstimator`, the scikit-learn face of all of it.
 """
 
@@ -16,6 +18,7 @@ from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, DIAGONAL_ROOT, EIG
                      PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED, Factor, numerical_rank, pack_lower,
                      packed_size, stored_size, unpack_lower)
 from .layout import PER_WORD_DTYPES, PerWord
+from .noise_scale import NoiseScale
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
                      threaded_runner)
 from .prior import GaussianPrior
@@ -41,6 +44,7 @@ __all__ = [
     "GloVeVEstimator",
     "INVERSE_ERROR_LIMIT",
     "MAX_CONDITION",
+    "NoiseScale",
     "LOW_RANK",
     "PENDING",
     "POINT_ESTIMATES",

@@ -17,7 +17,8 @@ from .._checks import check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, check_training_params, train_glove
 from .passes import covariance_pass, threaded_runner
-from .prior import free_row_posteriors, posterior_sweeps, row_posteriors
+from .noise_scale import NoiseScale, compare_half_rows, noise_scale_from
+from .prior import free_row_posteriors, posterior_sweeps, row_optima, row_posteriors
 from .refit import alternating_sweeps, check_point_estimate
 from .store import CovarianceStore, CovarianceStoreWriter
 from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors, residual_variances
@@ -105,6 +106,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     prior_strength : float, default=1.0
         ``gamma`` of ``point_estimate="posterior"``: the prior's precision is ``gamma`` times the
         one the data give (the spread of frequent words' vectors less their noise).
+    noise_scale : NoiseScale, optional
+        ``point_estimate="posterior"``: a factor on each word's residual variance by its total
+        co-occurrence (``noise_scale_`` of another fit, to carry a calibration over). Without it,
+        the scale is calibrated when ``fit`` is given two halves of the corpus, and 1 (the model's
+        own noise) otherwise.
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
@@ -155,6 +161,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     prior_share_ : ndarray, shape (V,) or None
         ``point_estimate="posterior"``: the share of each word's posterior precision that is the
         prior's, ``tr(s2_i P Sigma_i / s2_i) / D`` (0: the data alone; above 0.5 the prior dominates).
+    noise_scale_ : NoiseScale or None
+        ``point_estimate="posterior"``: the factor on each word's ``s2`` by its total co-occurrence
+        (``sigma2_`` includes it; identity when not calibrated), also applied to new rows in
+        :meth:`conditional_fit` at their own totals. None otherwise.
     n_sweeps_ : int
         Sweeps run after training (0 unless ``point_estimate`` is ``"alternating"`` or ``"posterior"``).
     training_costs_ : ndarray
@@ -183,7 +193,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                  learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                  conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
-                 prior_strength: float = 1.0, pretrained: GloVeParameters | Sequence[np.ndarray] | None = None,
+                 prior_strength: float = 1.0, noise_scale: NoiseScale | None = None,
+                 pretrained: GloVeParameters | Sequence[np.ndarray] | None = None,
                  backend: str = "threads", client=None, progress: bool = True):
         self.n_components = n_components
         self.x_max = x_max
@@ -198,12 +209,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.point_estimate = point_estimate
         self.n_sweeps = n_sweeps
         self.prior_strength = prior_strength
+        self.noise_scale = noise_scale
         self.pretrained = pretrained
         self.backend = backend
         self.client = client
         self.progress = progress
 
-    def fit(self, X, y=None) -> GloVeVEstimator:
+    def fit(self, X, y=None, *, halves: tuple | None = None) -> GloVeVEstimator:
         """Train GloVe on ``X`` (unless ``pretrained``) and compute every word's covariance.
 
         Parameters
@@ -213,6 +225,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             ``word_counts_``).
         y : None
             Ignored.
+        halves : (matrix, matrix), optional
+            ``point_estimate="posterior"``: the co-occurrence matrices of two random halves of the
+            corpus's documents, in ``X``'s vocabulary (``X`` is their sum). The noise scale
+            ``noise_scale_`` is calibrated on them before the final posteriors
+            (docs/method.md 6.13); :func:`~glovev_ext.fit_corpus` passes them.
 
         Returns
         -------
@@ -230,6 +247,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         n_words = matrix.shape[0]
         if dim >= n_words:
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
+        halves = self._checked_halves(halves, matrix)
 
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
@@ -259,7 +277,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             sigma2 = residual_variances(fitter, self.embedding_, self.bias_)
             self.covariance_ = CovarianceStore.lazy(fitter, self.embedding_, self.bias_, sigma2, words=self.words_)
         else:
-            self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs)
+            self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves)
         self.sigma2_ = np.asarray(self.covariance_.sigma2)
         self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
         self.covariance_defined_ = self.covariance_.defined
@@ -380,6 +398,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         else:
             n_sweeps = check_int(self.n_sweeps, "n_sweeps", minimum=0 if self.point_estimate == "posterior" else 1)
         check_positive_float(self.prior_strength, "prior_strength")
+        if self.noise_scale is not None:
+            if not isinstance(self.noise_scale, NoiseScale):
+                raise TypeError(f"noise_scale must be a NoiseScale (another fit's noise_scale_) or None, got "
+                                f"{type(self.noise_scale).__name__}")
+            if self.point_estimate != "posterior":
+                raise ValueError("noise_scale scales the residual variances of point_estimate='posterior'; "
+                                 f"point_estimate={self.point_estimate!r} keeps the model's own noise")
         storage = self._check_storage()
         if storage == "lazy" and self.point_estimate != "trained":
             raise ValueError(f"point_estimate={self.point_estimate!r} replaces every vector by a fit of its row, which "
@@ -399,6 +424,28 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                              "give covariance_storage a file path")
         return dim, x_max, n_sweeps, storage, factor_dtype, n_jobs
 
+    def _checked_halves(self, halves, matrix: sp.csr_matrix) -> tuple | None:
+        """The two halves as CSR matrices of ``matrix``'s shape, once the recipe can use them."""
+        if halves is None:
+            return None
+        if self.point_estimate != "posterior":
+            raise ValueError("halves calibrate the noise scale of point_estimate='posterior'; "
+                             f"point_estimate={self.point_estimate!r} keeps the model's own noise")
+        if self.noise_scale is not None:
+            raise ValueError("give fit halves to calibrate the noise scale, or the estimator a noise_scale, not both")
+        if len(halves) != 2:
+            raise ValueError(f"halves must be two co-occurrence matrices, got {len(halves)}")
+        checked = tuple(check_cooccurrence(half, name=f"halves[{k}]") for k, half in enumerate(halves))
+        for k, half in enumerate(checked):
+            if half.shape != matrix.shape:
+                raise ValueError(f"halves[{k}] has shape {half.shape}; the halves must be in X's vocabulary, "
+                                 f"shape {matrix.shape}")
+        return checked
+
+    def _fitter_options(self) -> dict:
+        return {"context_vectors": self.context_embedding_, "context_biases": self.context_bias_,
+                "x_max": self.x_max, "alpha": self.alpha}
+
     def _validated_rows(self, X) -> sp.csr_matrix:
         rows = sp.csr_matrix(validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False))
         if (rows.data < 0).any():
@@ -409,8 +456,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
         if self.point_estimate == "posterior":
             fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha)
-            own = np.isfinite(self.covariance_.dof)
-            vectors, biases, sigma2, store = free_row_posteriors(fitter, self.prior_, float(np.median(self.sigma2_[own])))
+            vectors, biases, sigma2, store = free_row_posteriors(fitter, self.prior_, self._fallback_sigma2,
+                                                                 noise_scale=self.noise_scale_,
+                                                                 n_jobs=resolve_n_jobs(self.n_jobs))
             return ConditionalFit(embedding=vectors, bias=biases, sigma2=sigma2, covariance=store)
         fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
                                         self.conditioning))
@@ -443,10 +491,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         raise ValueError(f"covariance_storage must be 'memory', 'lazy' or a file path, got {storage!r}")
 
     def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
-                             n_jobs: int) -> CovarianceStore:
-        self.prior_, self.prior_share_ = None, None
+                             n_jobs: int, halves: tuple | None) -> CovarianceStore:
+        self.prior_, self.prior_share_, self.noise_scale_ = None, None, None
         if self.point_estimate == "posterior":
-            return self._posterior_covariances(fitter, storage, factor_dtype, n_jobs)
+            return self._posterior_covariances(fitter, storage, factor_dtype, n_jobs, halves)
         if self.backend == "dask":
             from ._dask import dask_runner
             runner = dask_runner(self.client, n_workers=n_jobs)
@@ -464,8 +512,20 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return result.store
 
     def _posterior_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
-                               n_jobs: int) -> CovarianceStore:
-        posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, factor_dtype=factor_dtype,
+                               n_jobs: int, halves: tuple | None) -> CovarianceStore:
+        optima = row_optima(fitter, self.bias_, n_jobs, self.progress)
+        own = optima.sigma2[np.isfinite(optima.sigma2)]
+        self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
+        if halves is not None:
+            comparison = compare_half_rows(halves, self._fitter_options(), optima.prior(self.prior_strength),
+                                           self._fallback_sigma2, n_jobs=n_jobs)
+            self.noise_scale_ = noise_scale_from(comparison)
+            logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
+                        self.noise_scale_)
+        else:
+            self.noise_scale_ = self.noise_scale if self.noise_scale is not None else NoiseScale.identity()
+        posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, optima=optima,
+                                    noise_scale=self.noise_scale_, factor_dtype=factor_dtype,
                                     words=self.words_, path=None if storage == "memory" else storage,
                                     progress=self.progress)
         self.embedding_ = posteriors.mean

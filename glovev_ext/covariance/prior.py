@@ -19,6 +19,7 @@ the data are few, both are mostly the prior's (:attr:`RowPosteriors.prior_share`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -41,6 +42,13 @@ FREQUENT_SPARE_RATIO = 10
 # Rows without a residual variance of their own take the median of rows within this distance in log
 # total co-occurrence.
 _POOLING_HALF_WIDTH = 0.2
+# The prior rows' noise covariances are summed in bins of this width in log total co-occurrence, so that
+# a noise scale found after the pass can weigh them (within 5 % in count of each row's own total).
+NOISE_BIN_WIDTH = 0.05
+
+NoiseScaleFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``kappa(totals, pooled)``: a factor on each row's ``s2`` from its total co-occurrence and whether its ``s2``
+is pooled (:class:`~glovev_ext.covariance.NoiseScale`)."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,7 @@ class RowPosteriors:
 
 
 def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jobs: int, *,
+                   optima: RowOptima | None = None, noise_scale: NoiseScaleFunction | None = None,
                    covariances: bool = True, factor_dtype=np.float64, words=None, path=None, progress: bool = False,
                    description: str = "GloVe-V covariances") -> RowPosteriors:
     """Estimate the prior from ``fitter``'s rows, then give every row its posterior.
@@ -116,6 +125,12 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         ``gamma``.
     n_jobs : int
         Threads (one BLAS thread each).
+    optima : RowOptima, optional
+        :func:`row_optima` of the same rows, when the caller has it.
+    noise_scale : callable, optional
+        ``kappa(totals, pooled)``: the factor on each row's ``s2`` as a function of its total
+        co-occurrence and whether its ``s2`` is pooled (:class:`~glovev_ext.covariance.NoiseScale`);
+        it also scales the noise taken out of the prior's covariance. None: 1 (the model's own noise).
     covariances : bool, default=True
         Also build the store of ``Sigma_i`` (the centre side); the context side needs the means only.
     factor_dtype, words, path
@@ -135,9 +150,12 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         identified).
     """
     strength = check_positive_float(strength, "prior_strength")
-    optimum, sigma2, prior = _empirical_prior(fitter, biases, strength, n_jobs, progress)
-    pooled = ~np.isfinite(sigma2)
-    sigma2 = pooled_sigma2(sigma2, np.asarray(fitter.cooccurrence.sum(axis=1)).ravel())
+    if optima is None:
+        optima = row_optima(fitter, biases, n_jobs, progress)
+    optimum, prior = optima.optimum, optima.prior(strength, noise_scale)
+    pooled = ~np.isfinite(optima.sigma2)
+    totals = np.asarray(fitter.cooccurrence.sum(axis=1)).ravel()
+    sigma2 = pooled_sigma2(optima.sigma2, totals) * _scale_at(noise_scale, totals, pooled)
     dof = np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim).astype(np.float64)
     precision = prior.precision
     shift = precision @ prior.mean
@@ -206,6 +224,7 @@ def _whitened_inverse(hessian: np.ndarray, sigma2: float, precision: np.ndarray)
 
 
 def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float, *,
+                        noise_scale: NoiseScaleFunction | None = None, n_jobs: int = 1,
                         factor_dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray, CovarianceStore]:
     """Posteriors of new co-occurrence rows under ``prior``, each row's bias free (flat prior, profiled out).
 
@@ -221,7 +240,11 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     prior : GaussianPrior
         The fitted prior (``GloVeVEstimator.prior_``).
     fallback_sigma2 : float
-        ``s2`` for every row when none has its own.
+        ``s2`` for every row when none has its own (before ``noise_scale``).
+    noise_scale : callable, optional
+        ``kappa(totals, pooled)`` on each row's ``s2``, at the row's own total co-occurrence (None: 1).
+    n_jobs : int, default=1
+        Threads (one BLAS thread each); the result is the same at any number.
     factor_dtype : numpy dtype, default=float64
 
     Returns
@@ -233,24 +256,39 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     """
     matrix, dim = fitter.cooccurrence, fitter.dim
     n_rows, n_contexts = matrix.shape[0], fitter.n_contexts()
-    workspace = fitter.workspace()
     rows = [(matrix.indices[a:b], matrix.data[a:b]) for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
-    own = np.array([fitter.fit_row(cols, values, None, None, workspace).sigma2 for cols, values in rows])
-    has_own = np.isfinite(own)
-    totals = np.asarray(matrix.sum(axis=1)).ravel()
-    sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
-    dof = np.where(has_own, n_contexts - dim - 1, np.inf).astype(np.float64)
-    precision = prior.precision
-    shift = precision @ prior.mean
+    blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows))
     vectors, biases = np.full((n_rows, dim), np.nan), np.full(n_rows, np.nan)
     identified = n_contexts >= 2
-    with CovarianceStoreWriter(n_rows, dim, int(identified.sum()), factor_dtype=factor_dtype) as writer:
-        writer.per_word.n_contexts[:] = n_contexts
-        for k in np.flatnonzero(identified):
+
+    def own_block(block: np.ndarray) -> list[float]:
+        workspace = fitter.workspace()
+        return [fitter.fit_row(*rows[k], None, None, workspace).sigma2 for k in block]
+
+    def posterior_block(block: np.ndarray) -> list[tuple[int, Factor]]:
+        workspace = fitter.workspace()
+        factors = []
+        for k in block[identified[block]]:
             hessian, rhs, bias_of = fitter.row_normal_equations(*rows[k], None, workspace)
             factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
             biases[k] = bias_of(vectors[k])
-            writer.add(int(k), factor)
+            factors.append((int(k), factor))
+        return factors
+
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
+        own = np.array([value for values in pool.map(own_block, blocks) for value in values], dtype=np.float64)
+        has_own = np.isfinite(own)
+        totals = np.asarray(matrix.sum(axis=1)).ravel()
+        sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
+        sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own)
+        dof = np.where(has_own, n_contexts - dim - 1, np.inf).astype(np.float64)
+        precision = prior.precision
+        shift = precision @ prior.mean
+        with CovarianceStoreWriter(n_rows, dim, int(identified.sum()), factor_dtype=factor_dtype) as writer:
+            writer.per_word.n_contexts[:] = n_contexts
+            for factors in pool.map(posterior_block, blocks):  # in block order: the same store at any n_jobs
+                for k, factor in factors:
+                    writer.add(k, factor)
     return vectors, biases, np.where(identified, sigma2, np.nan), writer.store
 
 
@@ -294,45 +332,112 @@ def posterior_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n
                            costs=parameters.costs)
 
 
-def _empirical_prior(fitter: WordFitter, biases: np.ndarray, strength: float, n_jobs: int,
-                     progress: bool) -> tuple[np.ndarray, np.ndarray, GaussianPrior]:
-    """Every row's unregularised optimum and ``s2_i`` (NaN with ``D`` or fewer contexts or a singular ``H_i``),
-    and the prior from the frequent rows (:func:`_prior_rows`)."""
+@dataclass(frozen=True)
+class RowOptima:
+    """Every row's unregularised optimum and ``s2``, and the moments the prior is made of.
+
+    Attributes
+    ----------
+    optimum : ndarray, shape (V, D)
+        NaN for rows with ``D`` or fewer contexts or a singular ``H_i``.
+    sigma2 : ndarray, shape (V,)
+        The rows' own ``s2_i`` (NaN where they have none).
+    prior_mean : ndarray, shape (D,)
+        Mean of the prior rows' optima.
+    spread : ndarray, shape (D, D)
+        Covariance of the prior rows' optima.
+    noise_sums : dict
+        ``{bin: sum of s2_i H_i^{-1}}`` over the prior rows whose log total co-occurrence lies in
+        ``[bin, bin + 1) * NOISE_BIN_WIDTH``: a noise scale, known only later, weighs them by bin.
+    n_rows : int
+        Rows the prior is estimated from.
+    """
+
+    optimum: np.ndarray
+    sigma2: np.ndarray
+    prior_mean: np.ndarray
+    spread: np.ndarray
+    noise_sums: dict
+    n_rows: int
+
+    def prior(self, strength: float, noise_scale: NoiseScaleFunction | None = None) -> GaussianPrior:
+        """The prior: the optima's spread less their mean noise covariance, each row's times ``noise_scale``
+        of its total (taken at the middle of its bin), every eigenvalue at least 1e-3 of the spread's largest."""
+        noise = np.zeros_like(self.spread)
+        for index in sorted(self.noise_sums):
+            noise += _scale_at(noise_scale, np.exp([(index + 0.5) * NOISE_BIN_WIDTH]))[0] * self.noise_sums[index]
+        covariance = self.spread - noise / self.n_rows
+        # The noise can exceed the spread along a direction: keep every direction at least 1e-3 of the optima's
+        # largest spread.
+        floor = 1e-3 * np.linalg.eigvalsh(self.spread)[-1]
+        covariance += max(0.0, floor - np.linalg.eigvalsh(covariance)[0]) * np.eye(covariance.shape[0])
+        return GaussianPrior(self.prior_mean, covariance, strength, self.n_rows)
+
+
+def row_optima(fitter: WordFitter, biases: np.ndarray, n_jobs: int, progress: bool = False) -> RowOptima:
+    """Every row's unregularised optimum and ``s2_i`` (each row's bias held at ``biases``), and the moments of the
+    prior rows (:func:`_prior_rows`): the mean and spread of their optima and their noise covariances by bin."""
     n_words, dim = fitter.cooccurrence.shape[0], fitter.dim
     n_contexts = fitter.n_contexts()
+    bins = np.floor(np.log(np.maximum(np.asarray(fitter.cooccurrence.sum(axis=1)).ravel(), np.finfo(float).tiny))
+                    / NOISE_BIN_WIDTH).astype(np.int64)
     optimum, sigma2 = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
 
     frequent = n_contexts > FREQUENT_SPARE_RATIO * dim
 
-    def block(rows: np.ndarray) -> np.ndarray:
-        """Fit the rows; return the sum of the frequent ones' noise covariances (taken while the fit is at hand)."""
+    def block(rows: np.ndarray) -> dict:
+        """Fit the rows; return the frequent ones' noise covariances summed by bin (taken while the fit is at hand)."""
         workspace = fitter.workspace()
-        noise_sum = np.zeros((dim, dim))
+        sums: dict = {}
         for i in rows:
             fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
             if fit.factor is not None:
                 optimum[i], sigma2[i] = fit.optimum, fit.sigma2
                 if frequent[i]:
-                    noise_sum += fit.factor.dense()
-        return noise_sum
+                    _add_to_bin(sums, int(bins[i]), fit.factor.dense())
+        return sums
 
     rows = np.flatnonzero(n_contexts > dim)
     blocks = np.array_split(rows, n_blocks_for(n_words))  # fixed blocks summed in order: the same prior at any n_jobs
+    noise_sums: dict = {}
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        noise_sum = sum(_mapped(pool, block, blocks, "GloVe-V prior", progress), np.zeros((dim, dim)))
+        for sums in _mapped(pool, block, blocks, "GloVe-V prior", progress):
+            for index, total in sums.items():
+                _add_to_bin(noise_sums, index, total)
     chosen = _prior_rows(n_contexts, np.isfinite(sigma2), dim)
     if not frequent[chosen].all():  # a small matrix: the prior's rows are not the frequent ones, fit them again
         workspace = fitter.workspace()
-        noise_sum = sum((fitter.fit_word(int(i), float(biases[i]), None, workspace).factor.dense() for i in chosen),
-                        np.zeros((dim, dim)))
+        noise_sums = {}
+        for i in chosen:
+            fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
+            _add_to_bin(noise_sums, int(bins[i]), fit.factor.dense())
     vectors = optimum[chosen]
-    spread = np.atleast_2d(np.cov(vectors, rowvar=False))
-    covariance = spread - noise_sum / chosen.size
-    # The noise can exceed the spread along a direction: keep every direction at least 1e-3 of the optima's
-    # largest spread.
-    floor = 1e-3 * np.linalg.eigvalsh(spread)[-1]
-    covariance += max(0.0, floor - np.linalg.eigvalsh(covariance)[0]) * np.eye(dim)
-    return optimum, sigma2, GaussianPrior(vectors.mean(axis=0), covariance, strength, int(chosen.size))
+    return RowOptima(optimum, sigma2, vectors.mean(axis=0), np.atleast_2d(np.cov(vectors, rowvar=False)), noise_sums,
+                     int(chosen.size))
+
+
+def _add_to_bin(sums: dict, index: int, matrix: np.ndarray) -> None:
+    if index in sums:
+        sums[index] += matrix
+    else:
+        sums[index] = matrix.copy()
+
+
+def _scale_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray, pooled=False) -> np.ndarray:
+    """``noise_scale(totals, pooled)``, or ones."""
+    totals = np.asarray(totals, dtype=np.float64)
+    return np.ones_like(totals) if noise_scale is None else np.asarray(noise_scale(totals, pooled), dtype=np.float64)
+
+
+def shared_prior_difference(covariance_a: np.ndarray, covariance_b: np.ndarray, precision: np.ndarray) -> np.ndarray:
+    """``Var(w_A - w_B)`` of one word's posteriors fitted on disjoint text under one prior of precision ``P``.
+
+    Each posterior's error is ``-Sigma P (w - mu)`` plus its own noise, so the two errors share
+    ``Cov = Sigma_A P Sigma_B`` and ``Var(w_A - w_B) = Sigma_A + Sigma_B - Sigma_A P Sigma_B - Sigma_B P Sigma_A``
+    (docs/method.md 6.12): nearly 0 for a word both posteriors leave at the prior's mean.
+    """
+    shared = covariance_a @ precision @ covariance_b
+    return covariance_a + covariance_b - shared - shared.T
 
 
 def _prior_rows(n_contexts: np.ndarray, fitted: np.ndarray, dim: int) -> np.ndarray:

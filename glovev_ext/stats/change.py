@@ -6,7 +6,8 @@ independent errors when the texts are disjoint. Then:
 - :func:`self_similarity`: ``cos(w in A, w in B)`` with its standard error, through the same
   estimation as every statistic (the two vectors are two "words" with their own covariances);
 - :func:`vector_change_test`: the Wald test that the word's vector is the same in both,
-  ``W = (w_A - w_B)^T (Sigma_A + Sigma_B)^{-1} (w_A - w_B)``, ``chi2(D)`` under the null with known
+  ``W = (w_A - w_B)^T (Sigma_A + Sigma_B)^{-1} (w_A - w_B)`` (less the prior's shared part for
+  posteriors under one prior), ``chi2(D)`` under the null with known
   covariances; with t references ``W / D`` is ``F(D, nu)``, ``nu`` the Welch-Satterthwaite degrees of
   freedom of the two covariances' traces: each covariance is ``s2_i`` times a known matrix and only
   the scalar ``s2_i`` is estimated, so for one covariance this is exact (docs/method.md 7.3).
@@ -24,7 +25,8 @@ import pandas as pd
 from scipy import stats
 
 from .._deprecation import RNG, renamed_keywords
-from ..covariance import UndefinedCovarianceError
+from ..covariance import GaussianPrior, UndefinedCovarianceError
+from ..covariance.prior import shared_prior_difference
 from .cosine import cosine_statistic
 from .estimation import DEFAULT_METHOD, estimate_resolved
 from .intervals import welch_satterthwaite
@@ -81,7 +83,7 @@ def self_similarity(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance
 
 def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str], *,
                        labels: tuple[str, str] = ("A", "B"), missing: str = DEFAULT_MISSING,
-                       use_t: bool = True) -> pd.DataFrame:
+                       use_t: bool = True, prior: GaussianPrior | None = None) -> pd.DataFrame:
     """Wald test, per word, that its vector is the same in two independent embeddings of one basis.
 
     Parameters
@@ -93,6 +95,12 @@ def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovaria
     use_t : bool, default=True
         ``F(D, nu)`` of the statistic over D, with Welch-Satterthwaite ``nu``; False: ``chi2(D)`` (covariances
         taken as known).
+    prior : GaussianPrior, optional
+        The prior both embeddings' vectors are posteriors under (``fitted.estimator.prior_`` of the
+        pooled fit, for :func:`~glovev_ext.fit_subcorpora` of a default fit). Their errors then share
+        ``Sigma_A P Sigma_B``, which is taken out of the difference's covariance,
+        ``Sigma_A + Sigma_B - Sigma_A P Sigma_B - Sigma_B P Sigma_A`` (docs/method.md 6.12); without it
+        the plain sum is used, conservative for words the prior holds.
 
     Returns
     -------
@@ -103,12 +111,14 @@ def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovaria
     """
     kept, dropped, resolved = _paired(kv_a, kv_b, words, labels, missing)
     dim = resolved.vectors.shape[1]
+    precision = None if prior is None else prior.precision
     rows = []
     for k, word in enumerate(kept):
         first, second = resolved.factors[2 * k], resolved.factors[2 * k + 1]
         difference = resolved.vectors[2 * k] - resolved.vectors[2 * k + 1]
         dense_a, dense_b = first.dense(), second.dense()
-        wald = float(difference @ np.linalg.solve(dense_a + dense_b, difference))
+        joint = dense_a + dense_b if precision is None else shared_prior_difference(dense_a, dense_b, precision)
+        wald = float(difference @ np.linalg.solve(joint, difference))
         nu = float(welch_satterthwaite(np.array([np.trace(dense_a), np.trace(dense_b)]),
                                        np.array([first.dof, second.dof]))) if use_t else np.inf
         if np.isfinite(nu):

@@ -158,8 +158,9 @@ def test_fit_with_the_papers_conditioning_says_so(corpus_file, capsys, tmp_path)
 
 def test_fit_with_the_posterior_gives_every_word_a_covariance(corpus_file, capsys, tmp_path):
     status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "posterior", *FIT, "--point-estimate",
-                         "posterior", "--sweeps", "0", "--prior-strength", "2")
+                         "posterior", "--sweeps", "0", "--prior-strength", "2", "--no-noise-calibration")
     kv, metadata = glovev_ext.load_model(tmp_path / "posterior")
+    assert metadata["glove"]["noise_scale"] is None and "noise: GloVe-V's own model" in out
     assert status == 0 and metadata["glove"]["point_estimate"] == "posterior"
     assert metadata["glove"]["n_sweeps"] == 0 and metadata["glove"]["prior_strength"] == 2.0
     assert metadata["counts"]["n_with_covariance"] == metadata["counts"]["n_words"] == len(kv)
@@ -478,7 +479,11 @@ def test_the_default_output_is_ignored_by_git_and_every_line_of_the_fit_report_i
     section = re.search(r"### Reading the fit report\n(.*?)\n## ", readme, re.S).group(1)
     status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "m", *FIT)
     assert status == 0 and "first -> last epoch), then 1 regularised sweep  [" in out
-    for start in ("counted", "trained", "GloVe-V posterior covariances for", "vectors: posterior means",
+    factors = [f for kind in ("own", "pooled")
+               for f in glovev_ext.load_model(tmp_path / "m")[1]["glove"]["noise_scale"][kind]["factor"]]
+    assert f"noise: residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency" in out
+    for start in ("counted", "trained", "GloVe-V posterior covariances for", "noise: residual variances scaled by",
+                  "vectors: posterior means",
                   "a cosine between two words seen about as often", "WordSim-353", "nearest neighbours"):
         assert any(line.startswith(start) for line in out.splitlines()), start
         assert f"`{start}" in section, start

@@ -16,7 +16,13 @@ def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_par
                                    random_state=1, n_jobs=1, progress=False, source="400 paragraphs")
     vectorizer = glovev_ext.CooccurrenceVectorizer(window=4, min_count=3, n_jobs=1, progress=False)
     X = vectorizer.fit_transform(embedded_paragraphs)
-    model = glovev_ext.GloVeVEstimator(5, epochs=2, random_state=1, n_jobs=1, progress=False).fit(X)
+    # the noise scale's halves: each paragraph in one, from a child of the seed's stream
+    side = np.random.default_rng(1).spawn(1)[0].random(len(embedded_paragraphs)) < 0.5
+    halves = [vectorizer.transform([d for d, s in zip(embedded_paragraphs, side) if s == half])
+              for half in (True, False)]
+    np.testing.assert_allclose((halves[0] + halves[1]).toarray(), X.toarray(), rtol=1e-12)  # they add up to X
+    model = glovev_ext.GloVeVEstimator(5, epochs=2, random_state=1, n_jobs=1, progress=False).fit(X, halves=halves)
+    assert not model.noise_scale_.is_identity
     assert (fitted.cooccurrence != X).nnz == 0
     np.testing.assert_array_equal(fitted.keyed_vectors.vectors, model.embedding_)
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
@@ -29,7 +35,7 @@ def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_par
     assert metadata["glove"] == {"n_components": 5, "epochs": 2, "learning_rate": 0.05, "x_max": 100.0,
                                  "alpha": 0.75, "random_state": 1, "schedule": "blocks", "covariance_dtype": "float64",
                                  "conditioning": "exact", "point_estimate": "posterior", "n_sweeps": 1,
-                                 "prior_strength": 1.0}
+                                 "prior_strength": 1.0, "noise_scale": model.noise_scale_.to_dict()}
     assert metadata["corpus_sha256"] is None  # a list of paragraphs in memory
     assert metadata["counts"] == {"n_documents": 400, "n_tokens": vectorizer.n_tokens_, "n_words": X.shape[0],
                                   "n_nonzeros": X.nnz, "n_with_covariance": int(model.covariance_defined_.sum()),

@@ -36,23 +36,35 @@ def brute_cosine_and_error(kv, a, b) -> tuple[float, float]:
     return cosine, float(np.sqrt(gx @ kv.covariance(a) @ gx + gy @ kv.covariance(b) @ gy))
 
 
+def gradient(kv, pair, word) -> np.ndarray:
+    """d cos(first, second) / d word, by hand."""
+    other = pair["second"] if word == pair["first"] else pair["first"]
+    x, y = np.asarray(kv[word], dtype=np.float64), np.asarray(kv[other], dtype=np.float64)
+    nx, ny = np.linalg.norm(x), np.linalg.norm(y)
+    return y / (nx * ny) - (x @ y / (nx * ny)) * x / nx**2
+
+
 def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
     side = np.random.default_rng(3).random(len(documents)) < 0.5
     halves = glovev_ext.fit_subcorpora(fitted, {"A": [d for d, s in zip(documents, side) if s],
                                                 "B": [d for d, s in zip(documents, side) if not s]})
     half_a, half_b = halves["A"], halves["B"]
-    pooled = fitted.keyed_vectors
+    pooled, precision = fitted.keyed_vectors, fitted.estimator.prior_.precision
     both = [w for w in half_a.index_to_key if w in half_b.key_to_index and pooled.get_vecattr(w, "count") >= 5]
     assert list(check.words.index) == both
     for word in both[::37]:
         row = check.words.loc[word]
         difference = half_a[word] - half_b[word]
         sum_a, sum_b = half_a.covariance(word), half_b.covariance(word)
-        assert row["wald_per_dim"] == pytest.approx(difference @ np.linalg.solve(sum_a + sum_b, difference) / 8)
+        # posteriors under one prior: their errors share sum_a P sum_b (docs/method.md 6.12)
+        joint = sum_a + sum_b - sum_a @ precision @ sum_b - sum_b @ precision @ sum_a
+        assert row["wald_per_dim"] == pytest.approx(difference @ np.linalg.solve(joint, difference) / 8)
         traces = np.array([np.trace(sum_a), np.trace(sum_b)])
         dofs = np.array([half_a.covariance_factor(word).dof, half_b.covariance_factor(word).dof])
-        df = traces.sum() ** 2 / (traces**2 / dofs).sum()
-        assert row["df"] == pytest.approx(df) and row["expected"] == pytest.approx(df / (df - 2))
+        spread = (traces**2 / dofs).sum()
+        df = np.inf if spread == 0 else traces.sum() ** 2 / spread
+        expected = 1.0 if np.isinf(df) else df / (df - 2)
+        assert row["df"] == pytest.approx(df) and row["expected"] == pytest.approx(expected)
         assert row["pvalue"] == pytest.approx(stats.f.sf(row["wald_per_dim"], 8, df))
         count = pooled.get_vecattr(word, "count")
         assert row["count"] == count and row["band"] == ("5-29" if count < 30 else "30-199" if count < 200 else "200+")
@@ -60,7 +72,9 @@ def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
         (cos_a, se_a), (cos_b, se_b) = (brute_cosine_and_error(h, pair["first"], pair["second"])
                                         for h in (half_a, half_b))
         assert pair["cos_a"] == pytest.approx(cos_a) and pair["se_b"] == pytest.approx(se_b)
-        assert pair["z"] == pytest.approx((cos_a - cos_b) / np.hypot(se_a, se_b))
+        shared = sum(gradient(half_a, pair, word) @ half_a.covariance(word) @ precision @ half_b.covariance(word)
+                     @ gradient(half_b, pair, word) for word in (pair["first"], pair["second"]))
+        assert pair["z"] == pytest.approx((cos_a - cos_b) / np.sqrt(se_a**2 + se_b**2 - 2 * shared))
         assert check.words.loc[pair["first"], "band"] == check.words.loc[pair["second"], "band"] == pair["band"]
     pair = check.pairs.iloc[5]
     expected = glovev_ext.compare_models([
@@ -85,10 +99,13 @@ def test_the_summary_aggregates_the_frames(check):
         assert row["equality rejects"] == pytest.approx(np.mean(pairs["equality_pvalue"] < 0.05))
 
 
-def simulated_half(kv, words: list, truth: np.ndarray, seed: int):
-    """A half whose vectors are drawn around ``truth`` from ``kv``'s covariances: calibrated by construction."""
+def simulated_half(kv, words: list, truth: np.ndarray, seed: int, known: bool = False):
+    """A half whose vectors are drawn around ``truth`` from ``kv``'s covariances: calibrated by construction
+    (``known``: the covariances taken as known, infinite degrees of freedom, as for a pooled ``s2``)."""
     rows = np.array([kv.covariance_row(w) for w in words])
     store = kv.covariance_store.take(rows, words=words)
+    if known:
+        store.per_word.dof[:] = np.inf
     noise = np.stack([store.factor(k).transform_normal(z[None])[0] for k, z in
                       enumerate(np.random.default_rng(seed).standard_normal((len(words), kv.vector_size)))])
     vectors = KeyedVectors(kv.vector_size, 0, dtype=np.float64)
@@ -96,15 +113,17 @@ def simulated_half(kv, words: list, truth: np.ndarray, seed: int):
     return glovev_ext.KeyedVectorsWithVariance.from_keyed_vectors(vectors, store)
 
 
-def test_halves_with_right_covariances_pass_the_check(fitted):
+@pytest.mark.parametrize("known", [False, True])
+def test_halves_with_right_covariances_pass_the_check(fitted, known):
     kv = fitted.keyed_vectors
     words = [w for w in kv.index_to_key if kv.has_covariance(w) and kv.covariance_factor(w).dof > 60]
     # true vectors 20 noise lengths long, where a cosine's delta method is accurate (the trained vectors
     # of this short fit are shorter than their noise)
     truth = np.array([kv[w] / np.linalg.norm(kv[w]) * 20 * np.sqrt(np.trace(kv.covariance(w))) for w in words])
     counts = {w: kv.get_vecattr(w, "count") for w in words}
-    check = compare_halves(simulated_half(kv, words, truth, 1), simulated_half(kv, words, truth, 2), counts,
-                           n_pairs=300, bands=(1,), random_state=0, progress=False)
+    check = compare_halves(simulated_half(kv, words, truth, 1, known), simulated_half(kv, words, truth, 2, known),
+                           counts, n_pairs=300, bands=(1,), random_state=0, progress=False)
+    assert (check.words["expected"] == 1.0).all() == known  # chi2(D) / D has mean 1
     (_, row), = check.summary_frame().iterrows()
     n = row["words"]
     assert n > 300 and row["pairs"] == 300

@@ -1,0 +1,231 @@
+"""A noise scale by word frequency, calibrated on two random halves of the corpus (docs/method.md 6.13).
+
+GloVe-V's noise model, ``Var(log X_ij) = s2_i / f(X_ij)``, understates how much a word's vector
+varies between two random halves of a corpus, the more so the rarer the word (a word's contexts
+come from few documents, which move many cells together; section 6.10). The excess follows the
+word's total co-occurrence closely, so it can be measured and undone: fit each half's rows as
+posteriors under the pooled prior and contexts, take per word the Wald statistic of
+``w_A = w_B`` over D with the variance of the difference (the prior's shared part taken out,
+:func:`~glovev_ext.covariance.prior.shared_prior_difference`) against its expectation under the
+model, and average the ratio in bins of the total co-occurrence in a half. Those averages,
+interpolated in log total, are ``kappa``: the factor on each row's ``s2`` at its own total, in the
+pooled fit and in any sub-corpus fitted in its basis (the ratio follows the count, not the corpus
+size: section 6.10 found it the same for quarters and halves within about 0.05).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .prior import GaussianPrior, free_row_posteriors, shared_prior_difference
+from .wls import WordFitter
+
+logger = logging.getLogger(__name__)
+
+# Bins of the calibration, in total co-occurrence in a half: a factor of 2 wide, each with at least
+# MIN_WORDS words (a bin with fewer joins the one above it, the last the one below).
+BIN_RATIO = 2.0
+MIN_WORDS = 50
+# A word whose difference has a covariance this ill-conditioned is held by the prior in both halves
+# (both return nearly its mean); its Wald statistic says nothing about the noise.
+_MAX_DIFFERENCE_CONDITION = 1e10
+# Words whose Wald statistic has an F reference with this many denominator degrees of freedom or fewer
+# have a mean too heavy-tailed to average.
+_MIN_DOF = 4.0
+
+
+@dataclass(frozen=True)
+class ScaleCurve:
+    """``kappa`` as a function of total co-occurrence: piecewise linear in log total between the knots,
+    constant beyond them; no knots is 1 everywhere.
+
+    Attributes
+    ----------
+    log_totals : ndarray, shape (k,)
+        The knots: the mean log total co-occurrence (in a half) of each calibration bin, increasing.
+    factors : ndarray, shape (k,)
+        ``kappa`` at each knot: the bin's mean Wald statistic per dimension over its mean expectation.
+    n_words : ndarray, shape (k,)
+        Words each knot was estimated from.
+    """
+
+    log_totals: np.ndarray
+    factors: np.ndarray
+    n_words: np.ndarray
+
+    @classmethod
+    def empty(cls) -> ScaleCurve:
+        return cls(np.empty(0), np.empty(0), np.empty(0, dtype=np.int64))
+
+    def __call__(self, totals: np.ndarray) -> np.ndarray:
+        totals = np.asarray(totals, dtype=np.float64)
+        if self.factors.size == 0:
+            return np.ones_like(totals)
+        return np.interp(np.log(np.maximum(totals, np.finfo(float).tiny)), self.log_totals, self.factors)
+
+    def to_dict(self) -> dict:
+        return {"total": [round(float(np.exp(x)), 3) for x in self.log_totals],
+                "factor": [round(float(f), 4) for f in self.factors], "n_words": [int(n) for n in self.n_words]}
+
+    def __str__(self) -> str:
+        return ", ".join(f"{f:.2f} at {np.exp(x):,.0f}" for x, f in zip(self.log_totals, self.factors))
+
+
+@dataclass(frozen=True)
+class NoiseScale:
+    """``kappa``: the factor on a row's residual variance ``s2`` by its total co-occurrence, one curve for rows
+    with an ``s2`` of their own and one for rows whose ``s2`` is pooled (D or fewer spare contexts).
+
+    The two kinds of row differ: a rare word with many contexts estimates its ``s2`` from a few
+    residual degrees of freedom, a pooled one borrows its neighbours'. A kind without a curve of its
+    own takes the other's; both empty is the model's own noise (1 everywhere).
+
+    Attributes
+    ----------
+    own : ScaleCurve
+        For rows with their own ``s2`` (and for the prior's rows).
+    pooled : ScaleCurve
+        For rows whose ``s2`` is pooled.
+    """
+
+    own: ScaleCurve
+    pooled: ScaleCurve
+
+    @classmethod
+    def identity(cls) -> NoiseScale:
+        """The model's own noise: ``kappa = 1``."""
+        return cls(ScaleCurve.empty(), ScaleCurve.empty())
+
+    @property
+    def is_identity(self) -> bool:
+        """Whether this scale changes nothing."""
+        return self.own.factors.size == 0 and self.pooled.factors.size == 0
+
+    def __call__(self, totals, pooled=False) -> np.ndarray:
+        """``kappa`` at each total co-occurrence, for rows whose ``s2`` is pooled where ``pooled`` is True."""
+        totals = np.asarray(totals, dtype=np.float64)
+        own = self.own if self.own.factors.size else self.pooled
+        other = self.pooled if self.pooled.factors.size else self.own
+        return np.where(np.broadcast_to(pooled, totals.shape), other(totals), own(totals))
+
+    def to_dict(self) -> dict:
+        """The knots as plain lists (for a model's metadata)."""
+        return {"own": self.own.to_dict(), "pooled": self.pooled.to_dict()}
+
+    def __str__(self) -> str:
+        if self.is_identity:
+            return "1 (the model's own noise)"
+        return f"own s2: {self.own or '-'}; pooled s2: {self.pooled or '-'}"
+
+
+@dataclass(frozen=True)
+class HalfComparison:
+    """Per word fitted in both halves: its total co-occurrence in a half (the geometric mean of the two), its Wald
+    statistic over D, that statistic's mean under the model (``nu / (nu - 2)``, 1 with known ``s2``) and whether
+    both halves pooled its ``s2`` (``pooled``) or neither did (``own``); a word of mixed kind is in neither."""
+
+    total: np.ndarray
+    wald_per_dim: np.ndarray
+    expected: np.ndarray
+    pooled: np.ndarray
+    own: np.ndarray
+
+
+def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_options: dict, prior: GaussianPrior,
+                      fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1) -> HalfComparison:
+    """Fit each half's rows as posteriors under ``prior`` (bias free) and compare every word fitted in both.
+
+    Parameters
+    ----------
+    halves : (csr_matrix, csr_matrix)
+        The two halves' co-occurrence rows, in the pooled vocabulary.
+    fitter_options : dict
+        ``context_vectors``, ``context_biases``, ``x_max``, ``alpha`` of :class:`WordFitter`.
+    prior : GaussianPrior
+    fallback_sigma2, noise_scale
+        As for :func:`~glovev_ext.covariance.prior.free_row_posteriors` (a scale to check on other
+        halves than the ones it was calibrated on; None to calibrate one).
+    n_jobs : int, default=1
+        Threads of the halves' fits.
+
+    Returns
+    -------
+    HalfComparison
+    """
+    fits, totals = [], []
+    for rows in halves:
+        fits.append(free_row_posteriors(WordFitter(rows, **fitter_options), prior, fallback_sigma2,
+                                        noise_scale=noise_scale, n_jobs=n_jobs))
+        totals.append(np.asarray(rows.sum(axis=1)).ravel())
+    precision = prior.precision
+    (vectors_a, _, _, store_a), (vectors_b, _, _, store_b) = fits
+    pooled_a, pooled_b = np.isinf(store_a.dof), np.isinf(store_b.dof)
+    both = np.flatnonzero(np.isfinite(vectors_a).all(axis=1) & np.isfinite(vectors_b).all(axis=1))
+    dim = vectors_a.shape[1]
+    kept, wald, expected = [], [], []
+    for i in both:
+        covariance_a, covariance_b = store_a[int(i)], store_b[int(i)]
+        difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
+        if np.linalg.cond(difference_covariance) > _MAX_DIFFERENCE_CONDITION:
+            continue
+        difference = vectors_a[i] - vectors_b[i]
+        nu = _welch_satterthwaite(np.trace(covariance_a), np.trace(covariance_b), store_a.dof[i], store_b.dof[i])
+        if nu <= _MIN_DOF:
+            continue
+        kept.append(i)
+        wald.append(float(difference @ np.linalg.solve(difference_covariance, difference)) / dim)
+        expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
+    kept = np.asarray(kept, dtype=np.int64)
+    return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), np.asarray(wald), np.asarray(expected),
+                          pooled_a[kept] & pooled_b[kept], ~pooled_a[kept] & ~pooled_b[kept])
+
+
+def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO,
+                     min_words: int = MIN_WORDS) -> NoiseScale:
+    """``kappa`` from a :class:`HalfComparison`: for each kind of row (own ``s2``, pooled ``s2``), per bin of
+    total (``bin_ratio`` wide, at least ``min_words`` words), the mean Wald statistic per dimension over its
+    mean expectation (:func:`scale_curve`)."""
+    curves = [scale_curve(comparison.total[kind], comparison.wald_per_dim[kind], comparison.expected[kind],
+                          bin_ratio=bin_ratio, min_words=min_words) for kind in (comparison.own, comparison.pooled)]
+    scale = NoiseScale(*curves)
+    if scale.is_identity:
+        logger.info("noise scale: fewer than %d words of either kind fitted in both halves: the model's own noise "
+                    "is kept", min_words)
+    return scale
+
+
+def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarray, *, bin_ratio: float = BIN_RATIO,
+                min_words: int = MIN_WORDS) -> ScaleCurve:
+    """The knots of one :class:`ScaleCurve`: bins of total ``bin_ratio`` wide from the smallest (a bin with fewer
+    than ``min_words`` words joins the next one up, the last one the one below), each bin's mean log total and
+    mean Wald statistic per dimension over its mean expectation. Fewer than ``min_words`` words: no knots."""
+    if total.size < min_words:
+        return ScaleCurve.empty()
+    logs = np.log(total)
+    order = np.argsort(logs, kind="stable")
+    width = np.log(bin_ratio)
+    edges = logs.min() + width * np.arange(1, int(np.ceil((logs.max() - logs.min()) / width)) + 1)
+    bins = [list(members) for members in np.split(order, np.searchsorted(logs[order], edges, side="left"))]
+    merged: list[list] = []
+    for members in (m for m in bins if m):  # a small bin joins the next one up
+        if merged and len(merged[-1]) < min_words:
+            merged[-1] += members
+        else:
+            merged.append(members)
+    if len(merged) > 1 and len(merged[-1]) < min_words:  # the last joins the one below
+        last = merged.pop()
+        merged[-1] = merged[-1] + last
+    members = [np.asarray(m) for m in merged]
+    return ScaleCurve(np.array([logs[m].mean() for m in members]),
+                      np.array([wald_per_dim[m].mean() / expected[m].mean() for m in members]),
+                      np.array([m.size for m in members], dtype=np.int64))
+
+
+def _welch_satterthwaite(trace_a: float, trace_b: float, dof_a: float, dof_b: float) -> float:
+    """Degrees of freedom of ``trace_a + trace_b``, each estimated with its own degrees of freedom (inf: known)."""
+    denominator = trace_a**2 / dof_a + trace_b**2 / dof_b
+    return np.inf if denominator == 0 else float((trace_a + trace_b) ** 2 / denominator)

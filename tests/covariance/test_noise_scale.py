@@ -1,0 +1,241 @@
+"""The noise scale calibrated on two halves (docs/method.md 6.13): its pieces against numpy, and by simulation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.base import clone
+
+import glovev_ext
+from glovev_ext.covariance import NoiseScale
+from glovev_ext.covariance.noise_scale import (HalfComparison, ScaleCurve, compare_half_rows, noise_scale_from,
+                                               scale_curve)
+from glovev_ext.covariance.prior import shared_prior_difference
+from glovev_ext.glove import GloVeParameters
+
+DIM = 8
+
+
+@pytest.fixture(scope="module")
+def posterior_model(small_model, embedded_cooccurrence) -> glovev_ext.GloVeVEstimator:
+    trained = GloVeParameters(small_model.embedding_, small_model.context_embedding_, small_model.bias_,
+                              small_model.context_bias_, costs=np.empty(0))
+    return glovev_ext.GloVeVEstimator(DIM, pretrained=trained, n_sweeps=0, n_jobs=2,
+                                      progress=False).fit(embedded_cooccurrence)
+
+
+@pytest.fixture(scope="module")
+def halves(embedded_vectorizer) -> tuple:
+    documents = list(glovev_ext.load_default_corpus(max_documents=6000))
+    first = np.random.default_rng(5).random(len(documents)) < 0.5
+    return tuple(embedded_vectorizer.transform([d for d, a in zip(documents, first) if a == side])
+                 for side in (True, False))
+
+
+def options(model) -> dict:
+    return {"context_vectors": model.context_embedding_, "context_biases": model.context_bias_,
+            "x_max": model.x_max, "alpha": model.alpha}
+
+
+def test_a_curve_interpolates_in_log_total_and_is_constant_beyond_its_knots():
+    curve = ScaleCurve(np.log([10.0, 100.0, 1000.0]), np.array([2.0, 1.5, 1.1]), np.array([60, 60, 60]))
+    totals = np.array([1.0, 10.0, np.sqrt(10.0 * 100.0), 100.0, 300.0, 1000.0, 1e6])
+    by_hand = [2.0, 2.0, 1.75, 1.5, 1.5 + (1.1 - 1.5) * np.log(3.0) / np.log(10.0), 1.1, 1.1]
+    np.testing.assert_allclose(curve(totals), by_hand, rtol=1e-12)
+    assert curve.to_dict() == {"total": [10.0, 100.0, 1000.0], "factor": [2.0, 1.5, 1.1], "n_words": [60, 60, 60]}
+
+
+def test_each_kind_of_row_takes_its_own_curve_or_the_other_kinds():
+    own = ScaleCurve(np.log([10.0]), np.array([2.0]), np.array([60]))
+    pooled = ScaleCurve(np.log([10.0]), np.array([3.0]), np.array([60]))
+    totals, kinds = np.array([5.0, 50.0, 500.0]), np.array([True, False, True])
+    np.testing.assert_array_equal(NoiseScale(own, pooled)(totals, kinds), [3.0, 2.0, 3.0])
+    np.testing.assert_array_equal(NoiseScale(own, ScaleCurve.empty())(totals, kinds), [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(NoiseScale(ScaleCurve.empty(), pooled)(totals), [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(NoiseScale.identity()(totals, kinds), np.ones(3))
+    assert NoiseScale.identity().is_identity and not NoiseScale(own, ScaleCurve.empty()).is_identity
+
+
+def test_the_knots_are_each_bins_mean_wald_over_its_mean_expectation():
+    rng = np.random.default_rng(0)
+    total = np.exp(rng.uniform(np.log(3.0), np.log(3000.0), 4000))
+    expected = np.where(rng.random(4000) < 0.5, 1.0, 1.5)
+    wald = rng.gamma(2.0, 1.0, 4000)
+    curve = scale_curve(total, wald, expected, bin_ratio=2.0, min_words=50)
+    logs = np.log(total)
+    edges = logs.min() + np.log(2.0) * np.arange(1, 11)
+    assert curve.log_totals.size == 10  # ten bins of width log 2 over a range of log 1000
+    for k in range(10):
+        members = (logs >= (edges[k - 1] if k else -np.inf)) & (logs < edges[k] if k < 9 else np.isfinite(logs))
+        assert curve.n_words[k] == members.sum()
+        assert curve.log_totals[k] == pytest.approx(logs[members].mean())
+        assert curve.factors[k] == pytest.approx(wald[members].mean() / expected[members].mean())
+    # the two kinds of a comparison are calibrated apart; words of mixed kind in neither
+    kind = rng.integers(0, 3, 4000)
+    scale = noise_scale_from(HalfComparison(total, wald, expected, kind == 1, kind == 0))
+    for curve, k in ((scale.own, 0), (scale.pooled, 1)):
+        by_hand = scale_curve(total[kind == k], wald[kind == k], expected[kind == k])
+        np.testing.assert_array_equal(curve.factors, by_hand.factors)
+
+
+def test_small_bins_join_their_neighbours_and_too_few_words_give_no_knots():
+    total = np.array([1.0] * 60 + [100.0] * 3 + [1e4] * 2)
+    curve = scale_curve(total, np.ones(65) * 2.0, np.ones(65), min_words=50)
+    assert curve.n_words.tolist() == [65]  # the lone bins above join the first, none is counted twice
+    assert curve.factors.tolist() == [2.0]
+    assert scale_curve(total[:40], np.ones(40), np.ones(40), min_words=50).factors.size == 0
+    none = HalfComparison(total[:40], np.ones(40), np.ones(40), np.zeros(40, bool), np.ones(40, bool))
+    assert noise_scale_from(none).is_identity
+
+
+def test_the_shared_prior_difference_is_the_variance_of_two_posteriors_by_monte_carlo():
+    rng = np.random.default_rng(1)
+    dim, s2, n = 4, 0.5, 200_000
+    prior_covariance = np.diag([2.0, 1.0, 0.5, 0.25])
+    precision, mean = np.linalg.inv(prior_covariance), np.array([1.0, -1.0, 0.5, 0.0])
+    hessians = [a.T @ a for a in (rng.normal(size=(6, dim)), rng.normal(size=(9, dim)))]
+    covariances = [s2 * np.linalg.inv(h + s2 * precision) for h in hessians]
+    truth = rng.multivariate_normal(mean, prior_covariance, n)
+    means = []
+    for hessian, covariance in zip(hessians, covariances):
+        noise = rng.multivariate_normal(np.zeros(dim), s2 * hessian, n)  # A^T W e of the row's own noise
+        means.append((truth @ hessian + noise + s2 * precision @ mean) @ covariance.T / s2)
+    empirical = np.cov(means[0] - means[1], rowvar=False)
+    np.testing.assert_allclose(empirical, shared_prior_difference(*covariances, precision), atol=0.01)
+
+
+def test_compare_half_rows_matches_each_words_wald_statistic_by_hand(posterior_model, halves):
+    model = posterior_model
+    comparison = compare_half_rows(halves, options(model), model.prior_, model._fallback_sigma2)
+    fits = [model.conditional_fit(half) for half in halves]  # identity noise scale: the same posteriors
+    precision = model.prior_.precision
+    both = np.flatnonzero(np.isfinite(fits[0].embedding).all(axis=1) & np.isfinite(fits[1].embedding).all(axis=1))
+    totals = [np.asarray(half.sum(axis=1)).ravel() for half in halves]
+    by_hand = []
+    for i in both:
+        a, b = fits[0].covariance[int(i)], fits[1].covariance[int(i)]
+        joint = a + b - a @ precision @ b - b @ precision @ a
+        inverse_dofs = 1.0 / fits[0].covariance.dof[i], 1.0 / fits[1].covariance.dof[i]
+        spread = np.trace(a) ** 2 * inverse_dofs[0] + np.trace(b) ** 2 * inverse_dofs[1]
+        nu = np.inf if spread == 0 else (np.trace(a) + np.trace(b)) ** 2 / spread
+        if np.linalg.cond(joint) > 1e10 or nu <= 4:
+            continue
+        difference = fits[0].embedding[i] - fits[1].embedding[i]
+        by_hand.append((np.sqrt(totals[0][i] * totals[1][i]), difference @ np.linalg.solve(joint, difference) / DIM,
+                        1.0 if np.isinf(nu) else nu / (nu - 2)))
+    assert comparison.total.size == len(by_hand) > 500
+    np.testing.assert_allclose(np.column_stack([comparison.total, comparison.wald_per_dim, comparison.expected]),
+                               np.array(by_hand), rtol=1e-8)
+
+
+def test_the_estimator_scales_each_rows_s2_and_the_priors_noise_by_its_total(posterior_model, embedded_cooccurrence,
+                                                                             halves):
+    calibrated = clone(posterior_model).fit(embedded_cooccurrence, halves=halves)
+    scale = calibrated.noise_scale_
+    assert scale.own.factors.size and scale.own.factors.min() > 0  # D = 8: too few pooled rows for a curve
+    totals = np.asarray(embedded_cooccurrence.sum(axis=1)).ravel()
+    pooled = np.isinf(posterior_model.covariance_.dof)
+    assert pooled.any() and not pooled.all()  # both kinds of row are checked (pooled ones on the own curve)
+    np.testing.assert_allclose(calibrated.sigma2_, posterior_model.sigma2_ * scale(totals, pooled), rtol=1e-12)
+    # the same scale given to the estimator reproduces the calibrated fit
+    carried = clone(posterior_model).set_params(noise_scale=scale).fit(embedded_cooccurrence)
+    np.testing.assert_array_equal(carried.embedding_, calibrated.embedding_)
+    np.testing.assert_array_equal(carried.covariance_[5], calibrated.covariance_[5])
+    # new rows: their own s2 times the scale at their own totals
+    rows = halves[0][:300]
+    plain, scaled = posterior_model.conditional_fit(rows), calibrated.conditional_fit(rows)
+    fitted = np.isfinite(plain.sigma2)
+    row_totals = np.asarray(rows.sum(axis=1)).ravel()
+    row_pooled = np.isinf(plain.covariance.dof)
+    np.testing.assert_allclose(scaled.sigma2[fitted], plain.sigma2[fitted] * scale(row_totals, row_pooled)[fitted],
+                               rtol=1e-12)
+
+
+def test_the_prior_takes_out_the_scaled_noise(posterior_model, embedded_cooccurrence):
+    from glovev_ext.covariance import WordFitter
+    from glovev_ext.covariance.prior import row_optima
+    fitter = WordFitter(embedded_cooccurrence, **options(posterior_model))
+    optima = row_optima(fitter, posterior_model.bias_, 1)
+    noise = optima.spread - optima.prior(1.0).covariance  # the mean noise covariance (no floor reached here)
+    twice = optima.prior(1.0, lambda totals, pooled: np.full(np.shape(totals), 2.0)).covariance
+    np.testing.assert_allclose(twice, optima.spread - 2.0 * noise, atol=1e-12)
+
+
+def simulated_halves(model, matrix, shared: float, rng) -> tuple:
+    """Two halves from known truth under GloVe-V's model: each row's true vector drawn from the fitted prior,
+    its log counts ``C_K w + c`` plus noise of variance ``s2`` and, with ``shared > 0``, noise along the row's
+    own contexts (``C_K u``, ``u ~ N(0, shared * Sigma_i)``) that its residuals cannot see, as documents do.
+    Every count is shifted, row by row, above ``x_max`` (weight 1, so the weights do not depend on the noise;
+    the row's free bias takes the shift)."""
+    contexts, context_biases = model.context_embedding_, model.context_bias_
+    sigma2 = np.where(np.isfinite(model.sigma2_), model.sigma2_, np.nanmedian(model.sigma2_))
+    truths = rng.multivariate_normal(model.prior_.mean, model.prior_.covariance, matrix.shape[0])
+    out = []
+    for _ in range(2):
+        data = np.empty_like(matrix.data)
+        for i in range(matrix.shape[0]):
+            a, b = matrix.indptr[i], matrix.indptr[i + 1]
+            cols = matrix.indices[a:b]
+            logs = contexts[cols] @ truths[i] + context_biases[cols] + rng.normal(size=cols.size) * np.sqrt(sigma2[i])
+            if shared:
+                logs += contexts[cols] @ rng.multivariate_normal(np.zeros(DIM), shared * model.covariance_[i])
+            data[a:b] = np.exp(logs - logs.min() + np.log(model.x_max) + 0.01)
+        out.append(sp.csr_matrix((data, matrix.indices.copy(), matrix.indptr.copy()), shape=matrix.shape))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("shared", [0.0, 1.0])
+def test_a_scale_calibrated_on_simulated_halves_calibrates_other_halves(posterior_model, embedded_cooccurrence,
+                                                                        shared):
+    model, rng = posterior_model, np.random.default_rng(11)
+    common = (options(model), model.prior_, model._fallback_sigma2)
+    scale = noise_scale_from(compare_half_rows(simulated_halves(model, embedded_cooccurrence, shared, rng), *common))
+    if shared == 0:  # the model's own noise: nothing to scale
+        assert np.all(np.abs(np.concatenate([scale.own.factors, scale.pooled.factors]) - 1.0) < 0.15), scale
+    else:
+        assert np.average(scale.own.factors, weights=scale.own.n_words) > 1.3, scale
+    check = compare_half_rows(simulated_halves(model, embedded_cooccurrence, shared, rng), *common, noise_scale=scale)
+    ratio = check.wald_per_dim.mean() / check.expected.mean()
+    assert ratio == pytest.approx(1.0, abs=0.1)
+
+
+def test_halves_and_scales_that_cannot_be_used_are_refused(posterior_model, small_model, embedded_cooccurrence,
+                                                           halves):
+    X = embedded_cooccurrence
+    with pytest.raises(ValueError, match="halves calibrate the noise scale of point_estimate='posterior'"):
+        clone(small_model).fit(X, halves=halves)
+    scale = NoiseScale(ScaleCurve(np.log([10.0]), np.array([2.0]), np.array([60])), ScaleCurve.empty())
+    with pytest.raises(ValueError, match="or the estimator a noise_scale, not both"):
+        clone(posterior_model).set_params(noise_scale=scale).fit(X, halves=halves)
+    with pytest.raises(ValueError, match="halves must be two co-occurrence matrices, got 1"):
+        clone(posterior_model).fit(X, halves=halves[:1])
+    with pytest.raises(ValueError, match=r"halves\[1\] has shape \(4, 4\); the halves must be in X's vocabulary"):
+        clone(posterior_model).fit(X, halves=(halves[0], sp.identity(4, format="csr")))
+    with pytest.raises(ValueError, match=r"Negative values in data: halves\[0\]"):
+        clone(posterior_model).fit(X, halves=(-halves[0], halves[1]))
+    with pytest.raises(TypeError, match="noise_scale must be a NoiseScale"):
+        clone(posterior_model).set_params(noise_scale=2.0).fit(X)
+    with pytest.raises(ValueError, match="point_estimate='trained' keeps the model's own noise"):
+        clone(small_model).set_params(noise_scale=scale).fit(X)
+
+
+def test_fit_corpus_refuses_a_one_shot_corpus_it_must_read_three_times():
+    documents = glovev_ext.load_default_corpus(max_documents=50)
+    with pytest.raises(ValueError, match="reads the corpus three times .* it is a one-shot iterator"):
+        glovev_ext.fit_corpus(iter(documents), n_components=4, epochs=1, progress=False)
+    fitted = glovev_ext.fit_corpus(iter(documents), n_components=4, epochs=1, calibrate_noise=False, progress=False)
+    assert fitted.estimator.noise_scale_.is_identity
+
+
+def test_new_rows_are_the_same_at_any_number_of_threads(posterior_model, halves):
+    from glovev_ext.covariance import WordFitter
+    from glovev_ext.covariance.prior import free_row_posteriors
+    model = posterior_model
+    fits = [free_row_posteriors(WordFitter(halves[0], **options(model)), model.prior_, model._fallback_sigma2,
+                                noise_scale=lambda totals, pooled: 1.0 + pooled, n_jobs=n_jobs) for n_jobs in (1, 2)]
+    for one, two in zip(fits[0][:3], fits[1][:3]):
+        np.testing.assert_array_equal(one, two)
+    rows = np.flatnonzero(fits[0][3].defined)
+    assert rows.size > 1000
+    np.testing.assert_array_equal(fits[0][3][rows[::97]], fits[1][3][rows[::97]])
