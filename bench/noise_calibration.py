@@ -25,7 +25,7 @@ from scipy import stats
 
 import glovev_ext
 from glovev_ext.covariance import WordFitter
-from glovev_ext.covariance.prior import pooled_sigma2, posterior
+from glovev_ext.covariance.prior import pooled_sigma2, posterior, shared_prior_difference
 
 BIN_EDGES = (2.5, 5, 10, 20, 50, 100, 200, 500, 1000, 3000, np.inf)
 BANDS = ((2.5, 50), (50, 150), (150, 500), (500, 1500), (1500, np.inf))  # half of the pooled bands of 6.10
@@ -66,8 +66,7 @@ def wald_by_word(fitted, documents, seed: int, scale) -> np.ndarray:
         if word not in halves[1]:
             continue
         mean_b, covariance_b = halves[1][word]
-        joint = (covariance_a + covariance_b - covariance_a @ precision @ covariance_b
-                 - covariance_b @ precision @ covariance_a)
+        joint = shared_prior_difference(covariance_a, covariance_b, precision)
         if np.linalg.cond(joint) > 1e10:  # held entirely by the prior: both halves return its mean
             continue
         difference = mean_a - mean_b

@@ -22,6 +22,7 @@ import numpy as np
 from scipy import stats
 
 import glovev_ext
+from glovev_ext.covariance.prior import shared_prior_difference
 
 BANDS = ((5, 99), (100, 299), (300, 999), (1000, 2999), (3000, 10**12))
 
@@ -60,7 +61,7 @@ def main() -> None:
         for w in [members[k] for k in generator.permutation(len(members))[:options.words]]:
             difference = half_a[w] - half_b[w]
             first_cov, second_cov = half_a.covariance(w), half_b.covariance(w)
-            joint = first_cov + second_cov - first_cov @ precision @ second_cov - second_cov @ precision @ first_cov
+            joint = shared_prior_difference(first_cov, second_cov, precision)
             if np.linalg.cond(joint) > 1e10:  # a word the prior holds entirely: both halves return its mean
                 singular += 1
                 continue

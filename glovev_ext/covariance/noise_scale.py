@@ -72,6 +72,8 @@ class ScaleCurve:
                 "factor": [round(float(f), 4) for f in self.factors], "n_words": [int(n) for n in self.n_words]}
 
     def __str__(self) -> str:
+        if self.factors.size == 0:
+            return "-"
         return ", ".join(f"{f:.2f} at {np.exp(x):,.0f}" for x, f in zip(self.log_totals, self.factors))
 
 
@@ -119,7 +121,7 @@ class NoiseScale:
     def __str__(self) -> str:
         if self.is_identity:
             return "1 (the model's own noise)"
-        return f"own s2: {self.own or '-'}; pooled s2: {self.pooled or '-'}"
+        return f"own s2: {self.own}; pooled s2: {self.pooled}"
 
 
 @dataclass(frozen=True)

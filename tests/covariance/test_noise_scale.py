@@ -55,6 +55,8 @@ def test_each_kind_of_row_takes_its_own_curve_or_the_other_kinds():
     np.testing.assert_array_equal(NoiseScale(ScaleCurve.empty(), pooled)(totals), [3.0, 3.0, 3.0])
     np.testing.assert_array_equal(NoiseScale.identity()(totals, kinds), np.ones(3))
     assert NoiseScale.identity().is_identity and not NoiseScale(own, ScaleCurve.empty()).is_identity
+    assert str(NoiseScale(own, ScaleCurve.empty())) == "own s2: 2.00 at 10; pooled s2: -"
+    assert str(NoiseScale.identity()) == "1 (the model's own noise)"
 
 
 def test_the_knots_are_each_bins_mean_wald_over_its_mean_expectation():
