@@ -12,7 +12,7 @@ from gensim.models.keyedvectors import _KEY_TYPES, _add_word_to_kv
 
 from . import stats
 from ._deprecation import RNG, renamed_keywords
-from .covariance import CovarianceStore, Factor, UndefinedCovarianceError
+from .covariance import CovarianceStore, Factor, GaussianPrior, UndefinedCovarianceError
 from .stats.cosine import unit_vector_jacobian
 from .stats.words import NO_COVARIANCE, NOT_IN_VOCABULARY
 
@@ -44,12 +44,21 @@ class KeyedVectorsWithVariance(KeyedVectors):
     ----------
     covariance_store : CovarianceStore or None
     covariance_rows : ndarray of int64, shape (len(vectors),)
+    prior : GaussianPrior or None
+        The prior the covariances are posteriors under (the default recipe's, and its sub-corpora's:
+        the pooled fit's), saved with the model. Results of two embeddings under the same prior share
+        its part of their errors, which :func:`~glovev_ext.compare_models` and
+        :func:`~glovev_ext.stats.vector_change_test` take out (docs/method.md 6.14). None for the other
+        recipes, for covariances read from files, and after :meth:`unit_normalize_all`.
     """
+
+    prior: GaussianPrior | None = None  # models saved before it existed load without one
 
     def __init__(self, vector_size, count=0, dtype=np.float32, mapfile_path=None):
         super().__init__(vector_size, count=count, dtype=dtype, mapfile_path=mapfile_path)
         self.covariance_store: CovarianceStore | None = None
         self.covariance_rows = np.full(count, _NO_COVARIANCE, np.int64)
+        self.prior = None
 
     @classmethod
     def from_estimator(cls, estimator, words: Sequence[str] | None = None,
@@ -81,6 +90,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
         KeyedVectors.add_vectors(kv, words, vectors)
         kv.covariance_store = estimator.covariance_
         kv.covariance_rows = np.arange(len(words), dtype=np.int64)
+        kv.prior = getattr(estimator, "prior_", None)
         counts = getattr(estimator, "word_counts_", None) if counts is None else counts
         if counts is not None:
             kv.expandos["count"] = np.asarray(counts, dtype=np.int64)
@@ -339,6 +349,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
                 self.covariance_rows, lambda k: unit_vector_jacobian(np.asarray(self.vectors[k], dtype=np.float64)))
             self.covariance_rows = np.where(self.covariance_rows >= 0, np.arange(len(self.covariance_rows)),
                                             _NO_COVARIANCE)
+        self.prior = None  # the mapped covariances are no longer posteriors of these vectors
         super().unit_normalize_all()
 
     def vectors_for_all(self, keys: Iterable, allow_inference: bool = True,
@@ -361,6 +372,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
                         pass
         kv.covariance_store = self.covariance_store
         kv.covariance_rows = np.array([self._store_row(self.get_index(key)) for key in vocabulary], np.int64)
+        kv.prior = self.prior
         return kv
 
     # --- saving and loading ---------------------------------------------------------------------------

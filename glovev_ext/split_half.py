@@ -14,11 +14,10 @@ covariances mean, band by band of word frequency:
   ``equality()``) rejects at the nominal rate.
 
 :func:`split_half_check` computes these; ``bench/split_half.py`` runs it on real corpora. With the
-default ``point_estimate="posterior"`` the halves are posteriors under the pooled prior, whose
-errors share the prior's part (``Cov = Sigma_A P Sigma_B``): the Wald statistics and the cosines'
-z take it out of the difference's variance (docs/method.md 6.12). The library's equality test of
-a cosine across two results does not know the halves share a prior, so its column stays
-conservative for words the prior holds.
+default ``point_estimate="posterior"`` the halves are posteriors under the pooled prior (each
+carries it as its ``prior``), whose errors share the prior's part (``Cov = Sigma_A P Sigma_B``):
+the Wald statistics, the cosines' z and the library's equality test take it out of the difference's
+variance (docs/method.md 6.12, 6.14).
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from ._checks import as_generator, check_int
 from .pipeline import FittedCorpus
 from .covariance import GaussianPrior
 from .stats import compare_models, vector_change_test
-from .stats.cosine import cosine_pair_gradients
 from .subcorpora import fit_subcorpora
 
 logger = logging.getLogger(__name__)
@@ -59,7 +57,9 @@ class SplitHalfCheck:
     pairs : pandas.DataFrame
         One row per random pair of words of one band: ``first``, ``second``, ``band``, the two
         halves' cosines and delta-method standard errors (linear scale), ``z`` (their difference over
-        the standard error of the difference, the prior's shared part taken out for posteriors),
+        the standard error of the difference, the delta method on the linear scale with normal
+        references, the prior's shared part taken out for posteriors: the pairwise test of
+        :func:`~glovev_ext.compare_models`),
         ``seed`` and ``equality_pvalue`` (the library's default test of
         the two halves' ``similarity_test(first, second, random_state=seed)`` and ``seed + 1``).
     confidence_level : float
@@ -143,8 +143,7 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
     pooled = fitted.keyed_vectors
     counts = {word: pooled.get_vecattr(word, "count") for word in pooled.index_to_key}
     return compare_halves(halves["A"], halves["B"], counts, n_pairs=n_pairs, bands=bands,
-                          confidence_level=confidence_level, random_state=generator, progress=progress,
-                          prior=getattr(fitted.estimator, "prior_", None))
+                          confidence_level=confidence_level, random_state=generator, progress=progress)
 
 
 def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 300,
@@ -162,8 +161,9 @@ def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 
     n_pairs, bands, confidence_level, random_state, progress
         As for :func:`split_half_check`.
     prior : GaussianPrior, optional
-        The prior both halves are posteriors under: its shared part of their errors is taken out of
-        the differences' variances (:func:`~glovev_ext.stats.vector_change_test`). None: the plain sum.
+        The prior both halves are posteriors under, for the vector tests
+        (:func:`~glovev_ext.stats.vector_change_test`); by default the ``prior`` both halves carry.
+        The cosines' tests use the halves' own (:func:`~glovev_ext.compare_models`).
 
     Returns
     -------
@@ -176,7 +176,7 @@ def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 
     shared = [w for w, p in zip(shared, position) if p >= 0]
     band = pd.Categorical.from_codes(position[position >= 0], categories=_band_labels(edges))
     words = _word_frame(half_a, half_b, shared, np.array([counts[w] for w in shared], dtype=np.int64), band, prior)
-    pairs = _pair_frame(half_a, half_b, words, n_pairs, generator, progress, prior)
+    pairs = _pair_frame(half_a, half_b, words, n_pairs, generator, progress)
     logger.info("split halves: %d words in both halves, %d pairs", len(words), len(pairs))
     return SplitHalfCheck(words, pairs, confidence_level)
 
@@ -204,7 +204,7 @@ def _word_frame(half_a, half_b, words: list, counts: np.ndarray, band: pd.Catego
 
 
 def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np.random.Generator,
-                progress: bool, prior: GaussianPrior | None) -> pd.DataFrame:
+                progress: bool) -> pd.DataFrame:
     chosen = []
     for band in words["band"].cat.categories:
         members = list(words.index[words["band"] == band])
@@ -216,40 +216,22 @@ def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np
     linear = {name: half.similarity_tests(pairs, method="delta", scale="linear", use_t=False)
               for name, half in (("a", half_a), ("b", half_b))}
     seeds = generator.integers(0, 2**62, size=len(pairs))
-    pvalues = []
+    pvalues, z = [], []
     for (a, b), seed in tqdm(list(zip(pairs, seeds)), desc="equality tests", unit="pair", disable=not progress,
                              leave=False):
         comparison = compare_models([half_a.similarity_test(a, b, random_state=int(seed)),
                                      half_b.similarity_test(a, b, random_state=int(seed) + 1)])
         pvalues.append(float(np.asarray(comparison.equality().pvalue)))
-    shared = 0.0 if prior is None else _shared_cosine_covariance(half_a, half_b, pairs, prior.precision)
-    se = np.sqrt(linear["a"].std_errors ** 2 + linear["b"].std_errors ** 2 - 2.0 * shared)
+        plain = compare_models([half.similarity_test(a, b, method="delta", scale="linear", use_t=False)
+                                for half in (half_a, half_b)])
+        z.append(float(plain.pairwise(correction=None).statistics[0]))
     return pd.DataFrame({"first": [a for a, _, _ in chosen], "second": [b for _, b, _ in chosen],
                          "band": pd.Categorical([band for _, _, band in chosen],
                                                 categories=words["band"].cat.categories),
                          "cos_a": linear["a"].estimates, "cos_b": linear["b"].estimates,
                          "se_a": linear["a"].std_errors, "se_b": linear["b"].std_errors,
-                         "z": (linear["a"].estimates - linear["b"].estimates) / se, "seed": seeds,
+                         "z": z, "seed": seeds,
                          "equality_pvalue": pvalues})
-
-
-def _shared_cosine_covariance(half_a, half_b, pairs: list[tuple], precision: np.ndarray) -> np.ndarray:
-    """Per pair, the delta-method covariance of its cosine in the two halves that the shared prior makes:
-    ``sum over its two words of g_A^T Sigma_A P Sigma_B g_B`` (``g``: the cosine's gradient in each half)."""
-    words = sorted({w for pair in pairs for w in pair})
-    position = {w: k for k, w in enumerate(words)}
-    left = np.array([position[a] for a, _ in pairs])
-    right = np.array([position[b] for _, b in pairs])
-    gradients, covariances = [], []
-    for half in (half_a, half_b):
-        gradients.append(cosine_pair_gradients(np.array([half.get_vector(w) for w in words]), left, right))
-        covariances.append({w: half.covariance_factor(w).dense() for w in words})
-    out = np.zeros(len(pairs))
-    for k, (first, second) in enumerate(pairs):
-        for side, word in ((0, first), (1, second)):
-            out[k] += (gradients[0][side][k] @ covariances[0][word] @ precision @ covariances[1][word]
-                       @ gradients[1][side][k])
-    return out
 
 
 def _random_pairs(members: list, n_pairs: int, generator: np.random.Generator) -> list[tuple]:

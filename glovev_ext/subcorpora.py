@@ -44,8 +44,9 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> 
         each row's posterior under the pooled prior, its residual variance scaled by the pooled fit's
         ``noise_scale_`` at the row's own total co-occurrence; otherwise more than D + 1 contexts and a
         block that is not numerically singular; the others are left out), in the pooled order.
-        Posteriors of two sub-corpora share the prior's part of their errors: pass
-        ``prior=fitted.estimator.prior_`` to :func:`~glovev_ext.stats.vector_change_test`.
+        Posteriors of two sub-corpora share the prior's part of their errors: each embedding's
+        ``prior`` is the pooled fit's, and :func:`~glovev_ext.compare_models` and
+        :func:`~glovev_ext.stats.vector_change_test` take that part out (docs/method.md 6.14).
     """
     if not subcorpora:
         raise ValueError("no sub-corpus given")
@@ -63,5 +64,6 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> 
         vectors.add_vectors(keys, conditional.embedding[fitted_rows])
         out[name] = KeyedVectorsWithVariance.from_keyed_vectors(
             vectors, conditional.covariance.take(fitted_rows, words=keys))
+        out[name].prior = fitted.estimator.prior_
         logger.info("sub-corpus %r: %d of %d words fitted", name, len(keys), len(words))
     return out

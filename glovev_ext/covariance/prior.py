@@ -19,9 +19,11 @@ the data are few, both are mostly the prior's (:attr:`RowPosteriors.prior_share`
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -75,6 +77,19 @@ class GaussianPrior:
     def precision(self) -> np.ndarray:
         """``gamma T^{-1}``."""
         return self.strength * np.linalg.inv(self.covariance)
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """A digest of the mean, covariance and strength: equal for the same prior, after saving and loading too.
+
+        Posteriors of two fits are correlated only when they are under the same prior; results compare
+        their priors by this (:class:`~glovev_ext.stats.shared_prior.PriorLink`).
+        """
+        digest = hashlib.sha256()
+        for array in (self.mean, self.covariance):
+            digest.update(np.ascontiguousarray(array, dtype=np.float64).tobytes())
+        digest.update(repr(float(self.strength)).encode())
+        return digest.hexdigest()
 
 
 @dataclass(frozen=True)

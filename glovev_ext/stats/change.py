@@ -96,11 +96,11 @@ def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovaria
         ``F(D, nu)`` of the statistic over D, with Welch-Satterthwaite ``nu``; False: ``chi2(D)`` (covariances
         taken as known).
     prior : GaussianPrior, optional
-        The prior both embeddings' vectors are posteriors under (``fitted.estimator.prior_`` of the
-        pooled fit, for :func:`~glovev_ext.fit_subcorpora` of a default fit). Their errors then share
-        ``Sigma_A P Sigma_B``, which is taken out of the difference's covariance,
-        ``Sigma_A + Sigma_B - Sigma_A P Sigma_B - Sigma_B P Sigma_A`` (docs/method.md 6.12); without it
-        the plain sum is used, conservative for words the prior holds.
+        The prior both embeddings' vectors are posteriors under; by default the ``prior`` both
+        embeddings carry, when it is the same (:func:`~glovev_ext.fit_subcorpora` of a default fit:
+        the pooled fit's). Their errors then share ``Sigma_A P Sigma_B``, which is taken out of the
+        difference's covariance, ``Sigma_A + Sigma_B - Sigma_A P Sigma_B - Sigma_B P Sigma_A``
+        (docs/method.md 6.12); without a common prior the plain sum is used.
 
     Returns
     -------
@@ -111,6 +111,7 @@ def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovaria
     """
     kept, dropped, resolved = _paired(kv_a, kv_b, words, labels, missing)
     dim = resolved.vectors.shape[1]
+    prior = _common_prior(kv_a, kv_b) if prior is None else prior
     precision = None if prior is None else prior.precision
     rows = []
     for k, word in enumerate(kept):
@@ -156,3 +157,11 @@ def _usable_in(kv: EmbeddingWithCovariance, words: list, label: str, missing: st
     except UndefinedCovarianceError as error:
         raise UndefinedCovarianceError(f"in {label}: {error}") from None
     return kept, [f"{text} in {label}" for text in dropped]
+
+
+def _common_prior(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance) -> GaussianPrior | None:
+    """The prior both embeddings' covariances are posteriors under, if they carry the same one."""
+    first, second = getattr(kv_a, "prior", None), getattr(kv_b, "prior", None)
+    if first is None or second is None or first.fingerprint != second.fingerprint:
+        return None
+    return first

@@ -14,6 +14,7 @@ from .intervals import (EXTENDED, UNION, bounds_of, check_alternative, check_sca
                         scaled_errors, welch_satterthwaite)
 from .monte_carlo import draw_values
 from .results import DELTA, MONTE_CARLO, RECONSTRUCTION, InferenceResult, ResultFamily
+from .shared_prior import PriorLink
 from .statistic import Statistic
 from .words import EmbeddingWithCovariance, ResolvedWords, resolve
 
@@ -123,7 +124,8 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
                         words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
                         variance_contributions=contributions, df=df, bounds=statistic.bounds, scale=scale,
                         method_reason=reason, caveats=caveats, shares=shares, delta_covariance=delta_cov,
-                        draws_interval=draws_interval)
+                        draws_interval=draws_interval,
+                        prior_link=PriorLink.of(words.prior, words.keys, jacobian, words.factors))
 
 
 @renamed_keywords(rng=RNG)

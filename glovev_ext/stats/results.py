@@ -19,6 +19,7 @@ from statsmodels.stats.multitest import multipletests
 from .._deprecation import positional_significance_level, renamed_keywords
 from ._summary import notes, parameter_frame, reference_line, render
 from .delta import WordShares
+from .shared_prior import PriorLink
 from .intervals import (EXTENDED, UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, draws_shift,
                         extended_intervals, extended_pvalues, intervals, linear_bounds, percentile_bounds, pvalue,
                         scaled_errors, union_intervals, union_pvalues, wald_statistics, welch_satterthwaite)
@@ -95,6 +96,10 @@ class InferenceResult:
         estimate; the p-value inverts the interval.
     dropped_noun : str
         What ``dropped`` holds: "word", "pair" or "question".
+    prior_link : PriorLink or None
+        For a statistic of posteriors under a prior: its gradients, its words' covariances and the
+        prior, with which :func:`~glovev_ext.compare_models` takes out the part of the error that fits
+        under the same prior share (:mod:`glovev_ext.stats.shared_prior`).
     """
 
     name: str
@@ -118,6 +123,7 @@ class InferenceResult:
     delta_std_error: float = np.nan
     dropped_noun: str = "word"
     draws_interval: str = UNION
+    prior_link: PriorLink | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         check_draws_interval(self.draws_interval)
@@ -129,7 +135,7 @@ class InferenceResult:
              variance_contributions: np.ndarray | None = None, df: float = np.inf, bounds: tuple = UNBOUNDED,
              scale: str = "linear", method_reason: str = "", caveats: Sequence[str] = (),
              delta_std_error: float = np.nan, dropped_noun: str = "word",
-             draws_interval: str = UNION) -> InferenceResult:
+             draws_interval: str = UNION, prior_link: PriorLink | None = None) -> InferenceResult:
         """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
 
         With Monte Carlo draws the test also asks the draws, as ``draws_interval`` says (see
@@ -146,7 +152,8 @@ class InferenceResult:
                    words=tuple(words), dropped=tuple(dropped), draws=draws,
                    variance_contributions=variance_contributions, df=float(df), bounds=tuple(map(float, box[0])),
                    scale=scale, method_reason=method_reason, caveats=tuple(caveats),
-                   delta_std_error=float(delta_std_error), dropped_noun=dropped_noun, draws_interval=draws_interval)
+                   delta_std_error=float(delta_std_error), dropped_noun=dropped_noun, draws_interval=draws_interval,
+                   prior_link=prior_link)
 
     def __iter__(self) -> Iterator[float]:
         return iter((self.statistic, self.pvalue))
@@ -313,6 +320,8 @@ class ResultFamily:
         What ``dropped`` holds: "word", "pair" or "question".
     draws_interval : {"union", "extended"}
         How Monte Carlo intervals and tests use the draws (see :class:`InferenceResult`).
+    prior_link : PriorLink or None
+        For statistics of posteriors under a prior (see :class:`InferenceResult`).
     """
 
     name: str
@@ -338,6 +347,7 @@ class ResultFamily:
     delta_covariance: np.ndarray | None = field(default=None, repr=False, compare=False)
     dropped_noun: str = "word"
     draws_interval: str = UNION
+    prior_link: PriorLink | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         check_alternative(self.alternative)
@@ -398,7 +408,8 @@ class ResultFamily:
                                     method_reason=self.method_reason, caveats=self.caveats,
                                     delta_std_error=(np.nan if self.delta_covariance is None
                                                      else float(np.sqrt(self.delta_covariance[k, k]))),
-                                    dropped_noun=self.dropped_noun, draws_interval=self.draws_interval)
+                                    dropped_noun=self.dropped_noun, draws_interval=self.draws_interval,
+                                    prior_link=None if self.prior_link is None else self.prior_link.row(k))
 
     @renamed_keywords(alpha=("significance_level", None))
     def correct(self, method: str, significance_level: float = 0.05) -> ResultFamily:
@@ -442,7 +453,8 @@ class ResultFamily:
                             method_reason=self.method_reason, caveats=self.caveats, shares=shares,
                             delta_covariance=(None if self.delta_covariance is None
                                               else weights @ self.delta_covariance @ weights.T),
-                            dropped_noun=self.dropped_noun, draws_interval=self.draws_interval)
+                            dropped_noun=self.dropped_noun, draws_interval=self.draws_interval,
+                            prior_link=None if self.prior_link is None else self.prior_link.mapped(weights))
 
     def contrast(self, weights: Sequence[float], name: str | None = None, null_value: float = 0.0,
                  alternative: str = "two-sided") -> InferenceResult:

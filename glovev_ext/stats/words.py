@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from .._deprecation import stacklevel_outside_package
-from ..covariance import Factor, UndefinedCovarianceError
+from ..covariance import Factor, GaussianPrior, UndefinedCovarianceError
 
 # The reasons a word is unusable (EmbeddingWithCovariance.unusable_reason) begin with one of these;
 # summaries count dropped words by them.
@@ -30,7 +30,11 @@ DEFAULT_MISSING = "raise"
 
 
 class EmbeddingWithCovariance(Protocol):
-    """What the statistics need of an embedding: ``KeyedVectorsWithVariance`` provides it."""
+    """What the statistics need of an embedding: ``KeyedVectorsWithVariance`` provides it.
+
+    An embedding whose covariances are posteriors under a prior says so by a ``prior`` attribute
+    (:class:`~glovev_ext.covariance.GaussianPrior`), which comparisons across fits use.
+    """
 
     def get_vector(self, key) -> np.ndarray: ...
 
@@ -51,11 +55,14 @@ class ResolvedWords:
     keys : tuple
     vectors : ndarray of float64, shape (k, D)
     factors : tuple of Factor
+    prior : GaussianPrior or None
+        The prior the covariances are posteriors under (the embedding's ``prior``), if any.
     """
 
     keys: tuple
     vectors: np.ndarray
     factors: tuple
+    prior: GaussianPrior | None = None
 
     def get_vector(self, key) -> np.ndarray:
         """The vector of ``key``: resolved words are an embedding too (a simulated refit, for example)."""
@@ -83,7 +90,7 @@ class ResolvedWords:
         """The words at positions ``order``, in that order."""
         order = list(order)
         return ResolvedWords(tuple(self.keys[i] for i in order), self.vectors[order],
-                             tuple(self.factors[i] for i in order))
+                             tuple(self.factors[i] for i in order), self.prior)
 
 
 def check_missing(missing: str) -> str:
@@ -123,7 +130,8 @@ def resolve(kv: EmbeddingWithCovariance, keys: Sequence) -> ResolvedWords:
     if lost:
         raise UndefinedCovarianceError(f"{_count(len(lost), 'word')} of the statistic cannot be used: {_listed(lost)}; "
                                        "build it from words in the vocabulary that have a covariance")
-    return ResolvedWords(tuple(keys), vectors_of(kv, keys), tuple(kv.covariance_factor(key) for key in keys))
+    return ResolvedWords(tuple(keys), vectors_of(kv, keys), tuple(kv.covariance_factor(key) for key in keys),
+                         getattr(kv, "prior", None))
 
 
 def vectors_of(kv: EmbeddingWithCovariance, keys: Sequence) -> np.ndarray:

@@ -72,9 +72,13 @@ def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
         (cos_a, se_a), (cos_b, se_b) = (brute_cosine_and_error(h, pair["first"], pair["second"])
                                         for h in (half_a, half_b))
         assert pair["cos_a"] == pytest.approx(cos_a) and pair["se_b"] == pytest.approx(se_b)
-        shared = sum(gradient(half_a, pair, word) @ half_a.covariance(word) @ precision @ half_b.covariance(word)
-                     @ gradient(half_b, pair, word) for word in (pair["first"], pair["second"]))
-        assert pair["z"] == pytest.approx((cos_a - cos_b) / np.sqrt(se_a**2 + se_b**2 - 2 * shared))
+        # the difference's variance with the prior's shared part out, the two halves' gradients averaged
+        variance = 0.0
+        for word in (pair["first"], pair["second"]):
+            mean = (gradient(half_a, pair, word) + gradient(half_b, pair, word)) / 2
+            sum_a, sum_b = half_a.covariance(word), half_b.covariance(word)
+            variance += mean @ (sum_a + sum_b - sum_a @ precision @ sum_b - sum_b @ precision @ sum_a) @ mean
+        assert pair["z"] == pytest.approx((cos_a - cos_b) / np.sqrt(variance))
         assert check.words.loc[pair["first"], "band"] == check.words.loc[pair["second"], "band"] == pair["band"]
     pair = check.pairs.iloc[5]
     expected = glovev_ext.compare_models([

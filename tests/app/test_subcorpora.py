@@ -65,6 +65,7 @@ def test_subcorpora_keep_exactly_the_words_they_can_fit(pooled, documents, halve
 def test_subcorpora_of_the_default_posterior_keep_every_word_with_two_contexts(documents):
     pooled = glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, progress=False)
     kv = glovev_ext.fit_subcorpora(pooled, {"second": documents[1500:]})["second"]
+    assert kv.prior is pooled.estimator.prior_  # posteriors under the pooled prior, which comparisons take out
     X = pooled.vectorizer.transform(documents[1500:])
     expected = pooled.estimator.conditional_fit(X)
     kept = np.flatnonzero(np.diff(X.indptr) >= 2)
