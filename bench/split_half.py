@@ -2,7 +2,7 @@
 
 Usage: python bench/split_half.py [--corpus embedded|gutenberg_us_10m|gutenberg_us_31m] [--n-components 50]
                                   [--epochs 25] [--point-estimate trained] [--prior-strength 1] [--sweeps N]
-                                  [--no-noise-calibration] [--n-pairs 300] [--seed 0]
+                                  [--no-noise-calibration] [--n-pairs 300] [--seed 0] [--informative]
 
 Fits the corpus (``fit_corpus`` with the given D, epochs and point estimate; the shared corpora fall
 back to the embedded one when ../shared/data is absent), splits its documents at random into two
@@ -11,7 +11,10 @@ pooled word count: the mean Wald statistic of ``w_A = w_B`` per dimension agains
 under the covariances (``ratio`` 1 if calibrated) and how often that test rejects at 5 %; for
 ``--n-pairs`` random pairs of words per band, the standard deviation of the standardised
 difference of their cosine between the halves (1 if calibrated) and how often the plain z and the
-library's default equality test (``compare_models(...).equality()``) reject at 5 %.
+library's default equality test (``compare_models(...).equality()``) reject at 5 %. With
+``--informative``, first the pooled fit's quality and how informative its intervals are (as
+``bench/prior_sweeps.py`` prints them: WordSim-353, SimLex-999, Google analogy; the median 95 %
+half-width of 1,000 random pairs' cosines and the shares of WordSim-353 and SimLex-999 pairs below 0.1).
 About 4-5 minutes for the embedded corpus at the defaults on 2 cores (most of it the 1,500 pairs' tests);
 gutenberg_us_31m at D = 100 takes 15-20 minutes.
 """
@@ -22,6 +25,7 @@ import argparse
 import time
 
 from _data import corpus
+from prior_sweeps import informativeness, quality
 
 import glovev_ext
 from glovev_ext.split_half import split_half_check
@@ -39,6 +43,8 @@ def main() -> None:
                         help="of --point-estimate posterior: keep the model's own noise (calibrate_noise=False)")
     parser.add_argument("--n-pairs", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--informative", action="store_true",
+                        help="also print the pooled fit's quality and interval widths (bench/prior_sweeps.py)")
     options = parser.parse_args()
     if options.corpus == "embedded":
         name, documents = "embedded corpus", glovev_ext.load_default_corpus()
@@ -51,6 +57,8 @@ def main() -> None:
                                    n_sweeps=options.sweeps, calibrate_noise=not options.no_noise_calibration,
                                    random_state=options.seed, progress=False)
     fitting = time.perf_counter() - started
+    if options.informative:
+        print(f"pooled fit: {quality(fitted.keyed_vectors)}; {informativeness(fitted.keyed_vectors, 1000)}", flush=True)
     check = split_half_check(fitted, documents, n_pairs=options.n_pairs, random_state=options.seed, progress=False)
     print(f"{name}: {len(documents):,} documents, D = {options.n_components}, {options.epochs} epochs, "
           f"point_estimate={options.point_estimate!r} ({fitted.estimator.n_sweeps_} sweeps"

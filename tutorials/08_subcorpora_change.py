@@ -2,9 +2,10 @@
 
 GloVe is fitted once on the whole corpus; then each genre's co-occurrence rows are fitted given
 the pooled context vectors (``glovev_ext.fit_subcorpora``), so a word's vector in the press and
-its vector in fiction are points of the same space, with independent GloVe-V covariances (the
-genres share no text). No alignment (Procrustes) is needed, and every comparison gets a standard
-error:
+its vector in fiction are points of the same space, with GloVe-V covariances (the genres share no
+text, only the pooled fit's prior, whose shared part of the errors the change test and
+``compare_models`` take out). No alignment (Procrustes) is needed, and every comparison gets a
+standard error:
 - self-similarity cos(w in press, w in fiction) with its interval (noise alone keeps it below 1, and
   near 1 the interval does not hold its coverage: docs/method.md 7.3, and the result says so);
 - a Wald test that the word's vector is the same in both genres (Holm-corrected over the words): the

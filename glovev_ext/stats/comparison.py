@@ -24,10 +24,12 @@ the prior's part of their errors. When every result carries a
 :class:`~glovev_ext.stats.shared_prior.PriorLink` to one prior, the covariance of the k values is
 ``(v_i + v_j - Var(t_i - t_j)) / 2`` off the diagonal, with ``Var(t_i - t_j)`` from
 :func:`~glovev_ext.stats.shared_prior.difference_variances` on the test scale, and every comparison
-uses it: the equality test is then the Wald test of the k - 1 differences with the last value,
-which for a diagonal covariance is Cochran's ``Q``. Treated as independent, the equality of one
-cosine in two random halves of the embedded corpus rejected 0-2 % of pairs of words seen fewer than
-1,000 times at a nominal 5 % (docs/method.md 6.14).
+uses it: the equality test is then the Wald statistic of the k - 1 differences with the last value
+(for a diagonal covariance Cochran's ``Q``), its p-value the share of the same statistic at draws
+of the fits under the null (:func:`~glovev_ext.stats.shared_prior.null_draws`: one truth, each fit's
+shrinkage and noise), which carry what the linearisation misses for rare words. Treated as
+independent, the equality of one cosine in two random halves of the embedded corpus rejected 0-2 %
+of pairs of words seen fewer than 1,000 times at a nominal 5 % (docs/method.md 6.14).
 
 **Why the delta method's error for Monte Carlo results.** A Monte Carlo result's ``std_error`` is
 the spread of its draws, which a bounded statistic caps: where ``method="auto"`` chose Monte Carlo
@@ -44,7 +46,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import combinations
 
 import numpy as np
@@ -52,11 +55,12 @@ import pandas as pd
 from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 
+from .._checks import check_int
 from .._deprecation import positional_significance_level
 from ._summary import render
 from .intervals import UNION, scale_derivative, to_scale, welch_satterthwaite
 from .results import MONTE_CARLO, InferenceResult, ResultFamily
-from .shared_prior import common_prior, difference_variances
+from .shared_prior import common_prior, difference_variances, null_draws
 
 
 @dataclass(frozen=True)
@@ -74,11 +78,30 @@ class ModelComparison:
         a bounded value), the prior's shared part taken out (:func:`~glovev_ext.stats.shared_prior.difference_variances`),
         which the equality test uses; the family's covariance then holds the same on the values' scale
         off its diagonal. None for independent models (a diagonal covariance).
+    links : tuple of PriorLink or None
+        For models under one prior: each result's link to it.
+    n_draws : int
+    random_state : None, int or numpy Generator
+        Of :attr:`null_draws`.
     """
 
     family: ResultFamily
     covariate: np.ndarray | None = None
     difference_variances: np.ndarray | None = None
+    links: tuple | None = field(default=None, repr=False)
+    n_draws: int = 2000
+    random_state: object = field(default=0, repr=False)
+
+    @cached_property
+    def null_draws(self) -> np.ndarray | None:
+        """For models under one prior: the values on the test scale at ``n_draws`` draws of the k fits'
+        estimates under the null that one truth underlies them all
+        (:func:`~glovev_ext.stats.shared_prior.null_draws`), from which :meth:`equality` takes its p-value.
+        None for independent models, and where the draws cannot be made (an unpickled result)."""
+        if self.difference_variances is None:
+            return None
+        drawn = null_draws(self.links, self.n_draws, self.random_state)
+        return None if drawn is None else to_scale(drawn, self.family.bounds, self.family.scale)
 
     @property
     def shared_prior(self) -> bool:
@@ -115,6 +138,11 @@ class ModelComparison:
             ``F`` test (``fvalue``, ``df_num``, ``df_denom``, ``pvalue``), or with normal references a
             ``chi2`` test (``statistic``, ``df_denom`` = k - 1, ``pvalue``).
 
+        For models under one prior with :attr:`null_draws`, the ``chi2`` test's statistic is the Wald
+        statistic of the differences and its ``pvalue`` the share of the null draws' statistics at
+        least as large (``null_distribution`` says how many); its ``chi2(k - 1)`` reference is only
+        the large-sample limit.
+
         Notes
         -----
         The values are weighed by :attr:`std_errors`, the errors of each result's own Wald test: for
@@ -135,6 +163,12 @@ class ModelComparison:
         else:
             differences = self.difference_variances
         q = _wald_of_differences(values, differences)
+        if self.null_draws is not None:
+            test = ContrastResults(statistic=q, distribution="chi2", df_denom=k - 1)
+            drawn = _wald_of_differences(self.null_draws, differences)
+            test.pvalue = np.asarray((1.0 + np.count_nonzero(drawn >= q)) / (1.0 + drawn.size))
+            test.null_distribution = f"{drawn.size} draws of the fits under one truth"
+            return test
         with np.errstate(divide="ignore"):
             h = float(np.where(np.isfinite(family.df), (1 - weights / weights.sum()) ** 2 / family.df, 0.0).sum())
         if h == 0.0:
@@ -210,6 +244,9 @@ class ModelComparison:
         if test.distribution == "F":
             line = (f"Equality of the {len(self.family)} values (Welch): F = {float(test.fvalue):.3f} on "
                     f"({test.df_num:g}, {test.df_denom:.1f}) df, p = {float(test.pvalue):.4g}")
+        elif hasattr(test, "null_distribution"):
+            line = (f"Equality of the {len(self.family)} values (Wald of the differences): chi2 = "
+                    f"{float(test.statistic):.3f}, p = {float(test.pvalue):.4g} from {test.null_distribution}")
         else:
             line = (f"Equality of the {len(self.family)} values (Cochran's Q): chi2 = {float(test.statistic):.3f} "
                     f"on {test.df_denom} df, p = {float(test.pvalue):.4g}")
@@ -231,7 +268,8 @@ class ModelComparison:
 
 
 def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceResult], *,
-                   labels: Sequence[str] | None = None, covariate: Sequence[float] | None = None) -> ModelComparison:
+                   labels: Sequence[str] | None = None, covariate: Sequence[float] | None = None,
+                   n_draws: int = 2000, random_state=0) -> ModelComparison:
     """Compare one statistic estimated on several independently fitted models.
 
     Parameters
@@ -246,11 +284,17 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
         Names of the models (the dict's keys by default, else ``"model 1"``, ...).
     covariate : sequence of float, optional
         An ordered covariate of the models (decade, year) for :meth:`ModelComparison.trend`.
+    n_draws : int, default=2000
+        For models under one prior: draws of the fits under the null, which calibrate the equality
+        test (:attr:`ModelComparison.null_draws`, made when the test is first asked for).
+    random_state : None, int or numpy Generator, default=0
+        Seeds those draws (a fixed default, so that the same results give the same p-value).
 
     Returns
     -------
     ModelComparison
     """
+    check_int(n_draws, "n_draws", minimum=2)
     if isinstance(results, Mapping):
         labels = list(results) if labels is None else list(labels)
         results = list(results.values())
@@ -294,10 +338,11 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
                           delta_covariance=np.diag(np.where(np.isfinite(delta), delta, tested) ** 2) if joint_draws
                           else None,
                           draws_interval=next(iter(kinds)) if len(kinds) == 1 else UNION)
-    differences = None
+    differences = links = None
     if shared:
-        family, differences = _with_shared_prior(family, [r.prior_link for r in results])
-    return ModelComparison(family, covariate, differences)
+        links = tuple(r.prior_link for r in results)
+        family, differences = _with_shared_prior(family, links)
+    return ModelComparison(family, covariate, differences, links, n_draws, random_state)
 
 
 def _with_shared_prior(family: ResultFamily, links: list) -> tuple[ResultFamily, np.ndarray | None]:
@@ -321,8 +366,8 @@ def _with_shared_prior(family: ResultFamily, links: list) -> tuple[ResultFamily,
     return dataclasses.replace(family, covariance=covariance), difference_variances(links, derivatives)
 
 
-def _wald_of_differences(values: np.ndarray, differences: np.ndarray) -> float:
-    """``d^T K^-1 d`` for the differences ``d_i = z_i - z_k`` of each value with the last.
+def _wald_of_differences(values: np.ndarray, differences: np.ndarray) -> float | np.ndarray:
+    """``d^T K^-1 d`` for the differences ``d_i = z_i - z_k`` of each value with the last (of each row of values).
 
     ``differences`` holds ``Var(z_i - z_j)``, so ``K_ij = Cov(d_i, d_j) = (Var(z_i - z_k) + Var(z_j - z_k)
     - Var(z_i - z_j)) / 2``. For independent values it is Cochran's ``Q = sum w_i (z_i - z_w)^2``. A
@@ -330,11 +375,12 @@ def _wald_of_differences(values: np.ndarray, differences: np.ndarray) -> float:
     """
     last = differences[:-1, -1]
     variance = (last[:, None] + last[None, :] - differences[:-1, :-1]) / 2.0
-    gaps = values[:-1] - values[-1]
-    solution, *_ = np.linalg.lstsq(variance, gaps, rcond=None)
-    if np.abs(gaps - variance @ solution).max() > 1e-10 * max(1.0, np.abs(values).max()):
-        return np.inf  # a difference the covariance says cannot vary, and yet it does
-    return float(max(gaps @ solution, 0.0))
+    gaps = np.atleast_2d(values)[:, :-1] - np.atleast_2d(values)[:, -1:]
+    solution, *_ = np.linalg.lstsq(variance, gaps.T, rcond=None)
+    unexplained = np.abs(gaps.T - variance @ solution).max(axis=0) > 1e-10 * max(1.0, np.abs(values).max())
+    # a difference the covariance says cannot vary, and yet it does, is infinitely far from 0
+    out = np.where(unexplained, np.inf, np.maximum((gaps.T * solution).sum(axis=0), 0.0))
+    return float(out[0]) if np.ndim(values) == 1 else out
 
 
 def _independent_columns(draws: Sequence[np.ndarray]) -> np.ndarray:

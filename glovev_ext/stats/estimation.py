@@ -125,7 +125,7 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
                         variance_contributions=contributions, df=df, bounds=statistic.bounds, scale=scale,
                         method_reason=reason, caveats=caveats, shares=shares, delta_covariance=delta_cov,
                         draws_interval=draws_interval,
-                        prior_link=PriorLink.of(words.prior, words.keys, jacobian, words.factors))
+                        prior_link=PriorLink.of(words.prior, words, statistic, jacobian))
 
 
 @renamed_keywords(rng=RNG)

@@ -17,69 +17,108 @@ its own estimate, with ``Cov = g_A^T Sigma_A P Sigma_B g_B``, is not enough for 
 estimates differ by their noise, so their two gradients differ too, and the shared part does not
 cancel between them (on two random halves of the embedded corpus it left the equality test of a
 cosine rejecting 0.7 % of pairs of words seen 5-99 times; docs/method.md 6.14).
-:func:`~glovev_ext.compare_models` uses this when every result carries a :class:`PriorLink` to the
-same prior.
+For the rarest words even that linearisation fails (their cosines are far from linear in noise as
+large as their vectors; on the halves above the difference of atanh cosines was 1.5 times its
+linearisation, median, for words seen 5-99 times), so the equality test takes its p-value from
+:func:`null_draws`: the fits' values at draws of their estimates under the null that one truth
+underlies them all. :func:`~glovev_ext.compare_models` uses both when every result carries a
+:class:`PriorLink` to the same prior.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
-from ..covariance import Factor, GaussianPrior
+from .._checks import as_generator
+from ..covariance import GaussianPrior
 from ..covariance.prior import shared_prior_difference
+from .statistic import Statistic
+from .words import ResolvedWords
 
 
 @dataclass(frozen=True)
 class PriorLink:
-    """What a delta-method result keeps to be compared with results of other fits under the same prior.
+    """What a result keeps to be compared with results of other fits under the same prior.
 
     Attributes
     ----------
     fingerprint : str
         :attr:`GaussianPrior.fingerprint <glovev_ext.covariance.GaussianPrior.fingerprint>` of the prior.
+    mean : ndarray, shape (D,)
+        The prior's mean ``mu``.
     precision : ndarray, shape (D, D)
         Its precision ``P``.
     keys : tuple
         The statistic's words.
-    jacobian : scipy.sparse.csr_array, shape (m, k D)
-        The gradient of each of the ``m`` values with respect to each word's vector, at the estimate
-        (word by word along a row; sparse, as a family of pairs touches two words per value).
+    vectors : ndarray, shape (k, D)
+        Their vectors (the estimate's).
     factors : tuple of Factor
-        Each word's covariance.
+        Their covariances.
+    jacobian : scipy.sparse.csr_array, shape (r, k D)
+        The gradient of each value with respect to each word's vector, at the estimate (word by word
+        along a row; sparse, as a family of pairs touches two words per value).
+    function : callable or None
+        The statistic's ``(..., k, D) -> (..., m)``; not pickled (an unpickled result's comparison
+        has no null draws, :func:`null_draws`).
+    combination : ndarray, shape (r, m)
+        The values are ``combination @ function(vectors)`` (a row, or a linear map of the statistic's).
     """
 
     fingerprint: str
+    mean: np.ndarray = field(repr=False)
     precision: np.ndarray = field(repr=False)
     keys: tuple
-    jacobian: np.ndarray = field(repr=False)
+    vectors: np.ndarray = field(repr=False)
     factors: tuple = field(repr=False)
+    jacobian: sp.csr_array = field(repr=False)
+    function: Callable[[np.ndarray], np.ndarray] | None = field(repr=False)
+    combination: np.ndarray = field(repr=False)
 
     @classmethod
-    def of(cls, prior: GaussianPrior | None, keys: Sequence, jacobian: np.ndarray,
-           factors: Sequence[Factor]) -> PriorLink | None:
-        """The link of a statistic of words whose covariances are posteriors under ``prior`` (None: none)."""
+    def of(cls, prior: GaussianPrior | None, words: ResolvedWords, statistic: Statistic,
+           jacobian: np.ndarray) -> PriorLink | None:
+        """The link of ``statistic`` of ``words`` whose covariances are posteriors under ``prior`` (None: none)."""
         if prior is None:
             return None
         jacobian = np.asarray(jacobian, dtype=np.float64)
-        return cls(prior.fingerprint, prior.precision, tuple(keys),
-                   sp.csr_array(jacobian.reshape(jacobian.shape[0], -1)), tuple(factors))
+        m = jacobian.shape[0]
+        return cls(prior.fingerprint, prior.mean, prior.precision, tuple(words.keys), words.vectors, words.factors,
+                   sp.csr_array(jacobian.reshape(m, -1)), statistic.function, np.eye(m))
 
     def row(self, k: int) -> PriorLink:
         """The link of value ``k`` alone."""
-        return PriorLink(self.fingerprint, self.precision, self.keys, self.jacobian[k:k + 1], self.factors)
+        return replace(self, jacobian=self.jacobian[k:k + 1], combination=self.combination[k:k + 1])
 
     def mapped(self, weights: np.ndarray) -> PriorLink:
         """The link of ``weights @ values`` (``(r, m)`` weights)."""
-        jacobian = sp.csr_array(np.atleast_2d(np.asarray(weights, dtype=np.float64))) @ self.jacobian
-        return PriorLink(self.fingerprint, self.precision, self.keys, sp.csr_array(jacobian), self.factors)
+        weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+        return replace(self, jacobian=sp.csr_array(sp.csr_array(weights) @ self.jacobian),
+                       combination=weights @ self.combination)
+
+    @cached_property
+    def covariances(self) -> tuple:
+        """Each word's covariance as a dense ``(D, D)`` matrix (formed once per link)."""
+        return tuple(factor.dense() for factor in self.factors)
 
     def gradients(self) -> np.ndarray:
         """``(k, D)``: the gradient of the single value with respect to each word's vector."""
         return self.jacobian.toarray().reshape(len(self.keys), -1)
+
+    def values(self, vectors: np.ndarray) -> np.ndarray:
+        """``(n,)``: the single value at ``n`` draws of the words' vectors, ``(n, k, D)``."""
+        values = np.asarray(self.function(vectors), dtype=np.float64).reshape(vectors.shape[0], -1)
+        return values @ self.combination[0]
+
+    def __getstate__(self) -> dict:
+        state = {**self.__dict__, "function": None}  # a statistic's function may be a closure
+        state.pop("covariances", None)  # formed again when asked
+        return state
 
 
 def common_prior(links: Sequence[PriorLink | None]) -> bool:
@@ -104,15 +143,20 @@ def difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) ->
     ndarray, shape (n, n)
         Symmetric, zero on the diagonal.
     """
+    with threadpool_limits(limits=1, user_api="blas"):  # D x D matrices: one thread is fastest
+        return _difference_variances(links, derivatives)
+
+
+def _difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) -> np.ndarray:
     precision = links[0].precision
     gradients = [dict(zip(link.keys, derivative * link.gradients())) for link, derivative in zip(links, derivatives)]
-    dense = [{key: factor.dense() for key, factor in zip(link.keys, link.factors)} for link in links]
+    dense = [dict(zip(link.keys, link.covariances)) for link in links]
     n = len(links)
     out = np.zeros((n, n))
     for i in range(n):
         for j in range(i + 1, n):
             variance = 0.0
-            for key in set(gradients[i]) | set(gradients[j]):
+            for key in dict.fromkeys([*gradients[i], *gradients[j]]):  # in order: the sum is reproducible
                 if key not in gradients[j]:
                     variance += gradients[i][key] @ dense[i][key] @ gradients[i][key]
                 elif key not in gradients[i]:
@@ -122,3 +166,57 @@ def difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) ->
                     variance += mean @ shared_prior_difference(dense[i][key], dense[j][key], precision) @ mean
             out[i, j] = out[j, i] = variance
     return out
+
+
+def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None) -> np.ndarray | None:
+    """The fits' values at ``n_draws`` draws of their estimates under the null that one truth underlies them all.
+
+    Per word, the truth is drawn from its posterior given every fit (precision ``sum_i Sigma_i^-1 -
+    (n - 1) P``, the prior counted once); given the truth ``w``, fit i's posterior mean is
+    ``w - Sigma_i P (w - mu)`` plus its own noise, of covariance ``Sigma_i - Sigma_i P Sigma_i`` (the
+    Gaussian model of the posterior: ``Sigma_i^-1 = H_i / s2_i + P``). So the draws carry the
+    shrinkage each fit applies and the statistic's nonlinearity, which the delta method's difference
+    does not (docs/method.md 6.14).
+
+    Parameters
+    ----------
+    links : sequence of PriorLink
+        One per fit, each with one value (:func:`common_prior`).
+    n_draws : int
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    ndarray, shape (n_draws, n), or None
+        None when a link has no function (an unpickled result) or the fits' statistics use different words.
+    """
+    if any(link.function is None for link in links) or len({frozenset(link.keys) for link in links}) > 1:
+        return None
+    with threadpool_limits(limits=1, user_api="blas"):  # D x D matrices: one thread is fastest
+        return _null_draws(links, n_draws, as_generator(random_state))
+
+
+def _null_draws(links: Sequence[PriorLink], n_draws: int, generator: np.random.Generator) -> np.ndarray:
+    mean, precision = links[0].mean, links[0].precision
+    keys = links[0].keys
+    drawn = [np.empty((n_draws, len(keys), mean.size)) for _ in links]
+    positions = [{key: k for k, key in enumerate(link.keys)} for link in links]
+    for key in keys:
+        estimates = [link.vectors[place[key]] for link, place in zip(links, positions)]
+        covariances = [link.covariances[place[key]] for link, place in zip(links, positions)]
+        inverses = [np.linalg.inv(covariance) for covariance in covariances]
+        pooled = sum(inverses) - (len(links) - 1) * precision
+        centre = np.linalg.solve(pooled, sum(q @ x for q, x in zip(inverses, estimates))
+                                 - (len(links) - 1) * precision @ mean)
+        truth = centre + generator.standard_normal((n_draws, mean.size)) @ _root(np.linalg.inv(pooled)).T
+        for out, place, covariance in zip(drawn, positions, covariances):
+            shrink = covariance @ precision
+            noise = generator.standard_normal((n_draws, mean.size)) @ _root(covariance - shrink @ covariance).T
+            out[:, place[key]] = truth - (truth - mean) @ shrink.T + noise
+    return np.column_stack([link.values(out) for link, out in zip(links, drawn)])
+
+
+def _root(covariance: np.ndarray) -> np.ndarray:
+    """``R`` with ``R R^T = covariance`` (symmetrised; negative eigenvalues of rounding set to 0)."""
+    values, vectors = np.linalg.eigh((covariance + covariance.T) / 2.0)
+    return vectors * np.sqrt(np.clip(values, 0.0, None))

@@ -14,7 +14,6 @@ import dataclasses
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import glovev_ext
 from glovev_ext import compare_models
@@ -22,6 +21,7 @@ from glovev_ext.covariance import Factor, GaussianPrior
 from glovev_ext.saved_model import load_model, save_model
 from glovev_ext.stats.cosine import cosine_statistic
 from glovev_ext.stats.estimation import wald_test
+from glovev_ext.stats.shared_prior import null_draws
 from glovev_ext.stats.words import ResolvedWords
 
 DIM = 6
@@ -94,7 +94,12 @@ def test_the_comparison_is_the_wald_test_of_the_difference_computed_by_hand(prio
     difference = atanh_cosine(halves[0].vectors) - atanh_cosine(halves[1].vectors)
     test = comparison.equality()
     assert float(test.statistic) == pytest.approx(difference**2 / variance, rel=1e-6)
-    assert float(test.pvalue) == pytest.approx(stats.chi2.sf(difference**2 / variance, 1), rel=1e-5)
+    # its p-value: the share of the same statistic at the null draws at least as large
+    drawn = comparison.null_draws
+    assert drawn.shape == (2000, 2)
+    exceed = np.count_nonzero((drawn[:, 0] - drawn[:, 1]) ** 2 / variance >= difference**2 / variance)
+    assert float(test.pvalue) == pytest.approx((1 + exceed) / 2001)
+    assert "2000 draws" in test.null_distribution and "p = " in str(comparison.summary())
     # the pairwise difference of the cosines, bounded by (-2, 2): tested on atanh(difference / 2)
     variance = difference_variance(cosine, halves, precision)
     difference = cosine(halves[0].vectors) - cosine(halves[1].vectors)
@@ -142,25 +147,48 @@ def test_fits_under_different_priors_are_taken_as_independent(prior):
     assert not comparison.shared_prior
 
 
-@pytest.mark.parametrize("strengths, lowest", [((0.2, 0.2), 0.02), ((5.0, 5.0), 0.035), ((0.2, 50.0), 0.03)],
+def test_the_null_draws_have_the_moments_of_the_posteriors_model(prior):
+    """For a linear statistic (a coordinate), fit i's null draws have mean ``(I - S_i P) m + S_i P mu`` and
+    covariance ``(I - S_i P) S (I - S_i P)^T + S_i - S_i P S_i`` (``m``, ``S``: the truth's posterior given both)."""
+    halves = two_halves((0.5, 3.0), prior, np.random.default_rng(5))
+    coordinate = glovev_ext.stats.coordinate_statistic("b", DIM)
+    # the first row of each fit's family of D coordinates (a row's link)
+    results = [glovev_ext.stats.estimate(half, coordinate, method="delta", use_t=False)[0] for half in halves]
+    drawn = null_draws([r.prior_link for r in results], 40000, 6)
+    precision = np.linalg.inv(prior.covariance)
+    covariances = [half.factors[1].dense() for half in halves]
+    inverses = [np.linalg.inv(c) for c in covariances]
+    pooled = np.linalg.inv(inverses[0] + inverses[1] - precision)
+    centre = pooled @ (inverses[0] @ halves[0].vectors[1] + inverses[1] @ halves[1].vectors[1] - precision @ prior.mean)
+    keep = np.eye(DIM) - covariances[0] @ precision
+    first = keep @ pooled @ keep.T + covariances[0] - covariances[0] @ precision @ covariances[0]
+    mean = keep @ centre + covariances[0] @ precision @ prior.mean
+    k = 0  # the coordinate the statistic takes
+    assert drawn[:, 0].mean() == pytest.approx(mean[k], abs=4 * np.sqrt(first[k, k] / 40000))
+    assert drawn[:, 0].var() == pytest.approx(first[k, k], rel=0.03)
+    other = np.eye(DIM) - covariances[1] @ precision
+    assert np.cov(drawn.T)[0, 1] == pytest.approx((keep @ pooled @ other.T)[k, k], abs=0.03 * first[k, k])
+
+
+@pytest.mark.parametrize("strengths", [(0.2, 0.2), (5.0, 5.0), (0.2, 50.0)],
                          ids=["both held by the prior", "both with data", "one of each"])
-def test_equality_of_a_cosine_under_one_prior_rejects_at_its_nominal_rate(prior, strengths, lowest,
-                                                                         record_property):
-    """1,500 replications of two halves with no change. Measured: 0.030 / 0.052 / 0.045 (the words held by the
-    prior are a little conservative: their cosine is far from linear in the noise); taken as independent the same
-    tests reject 0.000 / 0.021 / 0.000."""
+def test_equality_of_a_cosine_under_one_prior_rejects_at_its_nominal_rate(prior, strengths, record_property):
+    """1,000 replications of two halves with no change, each tested with 500 null draws. Measured:
+    0.052 / 0.044 / 0.040; taken as independent the same tests reject 0.000 / 0.021 / 0.000, and with the
+    delta method's chi2 reference instead of the null draws 0.030 / 0.052 / 0.045 (words held by the prior: their
+    cosine is far from linear in the noise)."""
     generator = np.random.default_rng(4)
     shared, independent = [], []
-    for _ in range(1500):
+    for _ in range(1000):
         results = [wald_test(half, STATISTIC, method="delta", use_t=False)
                    for half in two_halves(strengths, prior, generator)]
-        shared.append(float(compare_models(results).equality().pvalue))
+        shared.append(float(compare_models(results, n_draws=500, random_state=generator).equality().pvalue))
         independent.append(float(compare_models([dataclasses.replace(r, prior_link=None)
                                                  for r in results]).equality().pvalue))
     rate, plain = float(np.mean(np.array(shared) < 0.05)), float(np.mean(np.array(independent) < 0.05))
     record_property("shared_prior_equality_rejection_rate", rate)
     record_property("independent_equality_rejection_rate", plain)
-    assert lowest <= rate <= 0.065, rate
+    assert 0.03 <= rate <= 0.07, rate
     if strengths[0] < 1:
         assert plain < 0.01, plain  # taken as independent, the test hardly ever rejects
 
