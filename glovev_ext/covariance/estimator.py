@@ -517,9 +517,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         own = optima.sigma2[np.isfinite(optima.sigma2)]
         self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
         if halves is not None:
-            comparison = compare_half_rows(halves, self._fitter_options(), optima.prior(self.prior_strength),
-                                           self._fallback_sigma2, n_jobs=n_jobs)
+            prior = optima.prior(self.prior_strength)
+            comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2, n_jobs=n_jobs)
             self.noise_scale_ = noise_scale_from(comparison)
+            if not self.noise_scale_.is_identity:  # the statistic does not fall in proportion: compare again
+                logger.info("GloVe-V noise scale, first comparison: %s", self.noise_scale_)
+                rescaled = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
+                                             noise_scale=self.noise_scale_, n_jobs=n_jobs)
+                self.noise_scale_ = self.noise_scale_.refined(rescaled)
             logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
                         self.noise_scale_)
         else:

@@ -91,6 +91,26 @@ def test_small_bins_join_their_neighbours_and_too_few_words_give_no_knots():
     assert noise_scale_from(none).is_identity
 
 
+def residual(ratio: float, n: int = 60, total: float = 100.0) -> HalfComparison:
+    """A second comparison whose rows (all with their own s2) show ``ratio`` at ``total``."""
+    return HalfComparison(np.full(n, total), np.full(n, ratio), np.ones(n), np.zeros(n, bool), np.ones(n, bool))
+
+
+@pytest.mark.parametrize("first, ratio, expected", [
+    (2.0, 1.25, np.exp(np.log(2.0) ** 2 / (np.log(2.0) - np.log(1.25)))),  # the secant step: 2.78, in [2.5, 3.125]
+    (2.0, 0.8, 2.0 * 0.8),  # overshot: the secant's 1.69 is kept within [1.28, 1.6]
+    (1.02, 1.25, 1.02 * 1.25),  # a first scale within 5 % of 1: the residual alone
+    (2.0, 1.0, 2.0)])  # calibrated: unchanged
+def test_a_refined_scale_takes_a_secant_step_through_both_comparisons(first, ratio, expected):
+    scale = NoiseScale(ScaleCurve(np.array([np.log(100.0)]), np.array([first]), np.array([60])), ScaleCurve.empty())
+    refined = scale.refined(residual(ratio))
+    assert refined.own.factors == pytest.approx([expected], rel=1e-12)
+    assert refined.own.log_totals == pytest.approx([np.log(100.0)]) and refined.pooled.factors.size == 0
+    # a residual on other knots: the first scale there times the residual
+    moved = scale.refined(residual(ratio, total=400.0))
+    assert moved.own.factors == pytest.approx([first * ratio], rel=1e-12)
+
+
 def test_the_shared_prior_difference_is_the_variance_of_two_posteriors_by_monte_carlo():
     rng = np.random.default_rng(1)
     dim, s2, n = 4, 0.5, 200_000
@@ -192,14 +212,20 @@ def test_a_scale_calibrated_on_simulated_halves_calibrates_other_halves(posterio
                                                                         shared):
     model, rng = posterior_model, np.random.default_rng(11)
     common = (options(model), model.prior_, model._fallback_sigma2)
-    scale = noise_scale_from(compare_half_rows(simulated_halves(model, embedded_cooccurrence, shared, rng), *common))
+    calibration = simulated_halves(model, embedded_cooccurrence, shared, rng)
+    scale = noise_scale_from(compare_half_rows(calibration, *common))
     if shared == 0:  # the model's own noise: nothing to scale
         assert np.all(np.abs(np.concatenate([scale.own.factors, scale.pooled.factors]) - 1.0) < 0.15), scale
     else:
         assert np.average(scale.own.factors, weights=scale.own.n_words) > 1.3, scale
-    check = compare_half_rows(simulated_halves(model, embedded_cooccurrence, shared, rng), *common, noise_scale=scale)
+    other = simulated_halves(model, embedded_cooccurrence, shared, rng)
+    check = compare_half_rows(other, *common, noise_scale=scale)
     ratio = check.wald_per_dim.mean() / check.expected.mean()
     assert ratio == pytest.approx(1.0, abs=0.1)
+    # the estimator's second comparison (NoiseScale.refined) keeps a scale that already calibrates
+    refined = scale.refined(compare_half_rows(calibration, *common, noise_scale=scale))
+    check = compare_half_rows(other, *common, noise_scale=refined)
+    assert check.wald_per_dim.mean() / check.expected.mean() == pytest.approx(1.0, abs=0.1)
 
 
 def test_halves_and_scales_that_cannot_be_used_are_refused(posterior_model, small_model, embedded_cooccurrence,
