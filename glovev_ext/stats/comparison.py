@@ -361,9 +361,10 @@ def _with_shared_prior(family: ResultFamily, links: list) -> tuple[ResultFamily,
     if not (np.isfinite(derivatives) & (derivatives > 0)).all():
         return family, None
     variances = np.diag(family.covariance)
-    covariance = (np.add.outer(variances, variances) - difference_variances(links, np.ones(len(links)))) / 2.0
+    linear, scaled = difference_variances(links, np.vstack([np.ones(len(links)), derivatives]))
+    covariance = (np.add.outer(variances, variances) - linear) / 2.0
     np.fill_diagonal(covariance, variances)
-    return dataclasses.replace(family, covariance=covariance), difference_variances(links, derivatives)
+    return dataclasses.replace(family, covariance=covariance), scaled
 
 
 def _wald_of_differences(values: np.ndarray, differences: np.ndarray) -> float | np.ndarray:

@@ -134,13 +134,14 @@ def difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) ->
     ----------
     links : sequence of PriorLink
         One per fit, each with one value (:func:`common_prior`).
-    derivatives : ndarray, shape (n,)
+    derivatives : ndarray, shape (n,) or (s, n)
         ``d (test scale) / d value`` at each fit's estimate (1 on the linear scale): each fit's gradient
-        is taken to the test scale by it before the two fits' gradients are averaged.
+        is taken to the test scale by it before the two fits' gradients are averaged. Several rows give
+        the variances on several scales from one pass over the words.
 
     Returns
     -------
-    ndarray, shape (n, n)
+    ndarray, shape (n, n) or (s, n, n)
         Symmetric, zero on the diagonal.
     """
     with threadpool_limits(limits=1, user_api="blas"):  # D x D matrices: one thread is fastest
@@ -149,23 +150,25 @@ def difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) ->
 
 def _difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) -> np.ndarray:
     precision = links[0].precision
-    gradients = [dict(zip(link.keys, derivative * link.gradients())) for link, derivative in zip(links, derivatives)]
+    scales = np.atleast_2d(derivatives)  # (s, n): each row a set of scales, each difference covariance formed once
+    gradients = [dict(zip(link.keys, link.gradients())) for link in links]
     dense = [dict(zip(link.keys, link.covariances)) for link in links]
     n = len(links)
-    out = np.zeros((n, n))
+    out = np.zeros((scales.shape[0], n, n))
     for i in range(n):
         for j in range(i + 1, n):
-            variance = 0.0
+            variance = np.zeros(scales.shape[0])
             for key in dict.fromkeys([*gradients[i], *gradients[j]]):  # in order: the sum is reproducible
                 if key not in gradients[j]:
-                    variance += gradients[i][key] @ dense[i][key] @ gradients[i][key]
+                    variance += scales[:, i] ** 2 * (gradients[i][key] @ dense[i][key] @ gradients[i][key])
                 elif key not in gradients[i]:
-                    variance += gradients[j][key] @ dense[j][key] @ gradients[j][key]
+                    variance += scales[:, j] ** 2 * (gradients[j][key] @ dense[j][key] @ gradients[j][key])
                 else:
-                    mean = (gradients[i][key] + gradients[j][key]) / 2.0
-                    variance += mean @ shared_prior_difference(dense[i][key], dense[j][key], precision) @ mean
-            out[i, j] = out[j, i] = variance
-    return out
+                    joint = shared_prior_difference(dense[i][key], dense[j][key], precision)
+                    means = (scales[:, i, None] * gradients[i][key] + scales[:, j, None] * gradients[j][key]) / 2.0
+                    variance += np.einsum("sd,de,se->s", means, joint, means)
+            out[:, i, j] = out[:, j, i] = variance
+    return out if np.ndim(derivatives) == 2 else out[0]
 
 
 def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None) -> np.ndarray | None:

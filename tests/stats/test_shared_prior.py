@@ -211,3 +211,13 @@ def test_embeddings_carry_their_prior_through_saving_and_loading(embedded_cooccu
     trained = glovev_ext.GloVeVEstimator(n_components=4, epochs=2, random_state=0, n_jobs=1, point_estimate="trained",
                                          progress=False).fit(embedded_cooccurrence)
     assert glovev_ext.KeyedVectorsWithVariance.from_estimator(trained).prior is None
+
+
+def test_a_linear_map_of_a_family_keeps_its_link_to_the_prior(prior):
+    """``ResultFamily.linear`` maps the link's gradients: twice a cosine differs between fits by twice as much."""
+    halves = two_halves((0.5, 3.0), prior, np.random.default_rng(7))
+    families = [glovev_ext.stats.estimate(half, STATISTIC, method="delta", use_t=False) for half in halves]
+    plain = compare_models([family[0] for family in families]).pairwise(correction=None)
+    doubled = compare_models([family.contrast([2.0]) for family in families])
+    assert doubled.shared_prior
+    assert doubled.pairwise(correction=None).std_errors[0] == pytest.approx(2 * plain.std_errors[0], rel=1e-10)
