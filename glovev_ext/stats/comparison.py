@@ -45,6 +45,7 @@ no more than that z (docs/method.md 7.2, ``bench/equality_split_half.py``).
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -61,6 +62,8 @@ from ._summary import render
 from .intervals import UNION, scale_derivative, to_scale, welch_satterthwaite
 from .results import MONTE_CARLO, InferenceResult, ResultFamily
 from .shared_prior import common_prior, difference_variances, null_draws
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -97,11 +100,20 @@ class ModelComparison:
         """For models under one prior: the values on the test scale at ``n_draws`` draws of the k fits'
         estimates under the null that one truth underlies them all
         (:func:`~glovev_ext.stats.shared_prior.null_draws`), from which :meth:`equality` takes its p-value.
-        None for independent models, and where the draws cannot be made (an unpickled result)."""
+        None for independent models, and where the draws cannot be made (an unpickled result). Draws at a
+        bound of the statistic (a cosine of exactly 1, infinite on atanh) are left out; if every draw
+        is, None."""
         if self.difference_variances is None:
             return None
         drawn = null_draws(self.links, self.n_draws, self.random_state)
-        return None if drawn is None else to_scale(drawn, self.family.bounds, self.family.scale)
+        if drawn is None:
+            return None
+        scaled = to_scale(drawn, self.family.bounds, self.family.scale)
+        finite = np.isfinite(scaled).all(axis=1)
+        if not finite.all():
+            logger.warning("%d of %d null draws of %s reach a bound of the statistic and are left out",
+                           np.count_nonzero(~finite), finite.size, self.family.name)
+        return scaled[finite] if finite.any() else None
 
     @property
     def shared_prior(self) -> bool:

@@ -19,6 +19,7 @@ import glovev_ext
 from glovev_ext import compare_models
 from glovev_ext.covariance import Factor, GaussianPrior
 from glovev_ext.saved_model import load_model, save_model
+from glovev_ext.stats import comparison as comparison_module
 from glovev_ext.stats.cosine import cosine_statistic
 from glovev_ext.stats.estimation import wald_test
 from glovev_ext.stats.shared_prior import null_draws
@@ -114,6 +115,26 @@ def test_the_comparison_is_the_wald_test_of_the_difference_computed_by_hand(prio
     assert not independent.shared_prior and np.count_nonzero(independent.family.covariance - np.diag(
         np.diag(independent.family.covariance))) == 0
     assert "independent" in str(independent.summary())
+
+
+def test_null_draws_at_a_bound_of_the_statistic_are_left_out(prior, monkeypatch, caplog):
+    halves = two_halves((0.5, 3.0), prior, np.random.default_rng(1))
+    comparison = compare_models([wald_test(half, STATISTIC, method="delta", use_t=False) for half in halves])
+    generator = np.random.default_rng(3)
+    drawn = np.tanh(generator.normal(0.3, 0.2, size=(50, 2)))
+    drawn[[4, 9]] = 1.0  # cosines of exactly 1: infinite on atanh
+    monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state: drawn)
+    with caplog.at_level("WARNING", logger="glovev_ext.stats.comparison"):
+        kept = comparison.null_draws
+    assert kept.shape == (48, 2) and np.isfinite(kept).all()
+    np.testing.assert_allclose(kept, np.arctanh(np.delete(drawn, [4, 9], axis=0)))
+    assert "2 of 50 null draws" in caplog.text
+    test = comparison.equality()
+    assert "48 draws" in test.null_distribution and 0 < float(test.pvalue) <= 1
+    # every draw at the bound: no draws, the Wald test's own reference
+    every = compare_models([wald_test(half, STATISTIC, method="delta", use_t=False) for half in halves])
+    monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state: np.ones((5, 2)))
+    assert every.null_draws is None and not hasattr(every.equality(), "null_distribution")
 
 
 def test_three_fits_under_one_prior_are_tested_on_their_differences(prior):
