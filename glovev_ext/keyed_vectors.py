@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 from gensim.models import KeyedVectors
 from gensim.models.keyedvectors import _KEY_TYPES, _add_word_to_kv
+from sklearn.pipeline import Pipeline
 
 from . import stats
 from ._deprecation import RNG, renamed_keywords
@@ -67,8 +68,8 @@ class KeyedVectorsWithVariance(KeyedVectors):
 
         Parameters
         ----------
-        estimator : GloVeVEstimator
-            A fitted estimator.
+        estimator : GloVeVEstimator or sklearn.pipeline.Pipeline
+            A fitted estimator, or a fitted pipeline that ends in one (its last step's embedding).
         words : sequence of str, optional
             Keys; the estimator's ``words_`` by default (required when it has none).
         counts : sequence of int, optional
@@ -79,6 +80,12 @@ class KeyedVectorsWithVariance(KeyedVectors):
         -------
         KeyedVectorsWithVariance
         """
+        if isinstance(estimator, Pipeline):
+            last = estimator.steps[-1][1]
+            if not hasattr(last, "embedding_"):
+                raise TypeError(f"from_estimator needs a pipeline that ends in a fitted GloVeVEstimator; this one "
+                                f"ends in {type(last).__name__}")
+            estimator = last
         vectors = estimator.embedding_
         words = estimator.words_ if words is None else words
         if words is None:

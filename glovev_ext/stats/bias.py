@@ -100,7 +100,7 @@ def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statist
     statistic must be usable (build the statistics from usable words).
     """
     if isinstance(statistics, Mapping):
-        statistics = [Statistic(name, s.keys, s.names, s.function, s.gradient) for name, s in statistics.items()]
+        statistics = [replace(s, name=name) for name, s in statistics.items()]  # bounds and gradient kept
     return estimate(kv, stack(list(statistics), name="bias comparison"), method=method, n_draws=n_draws,
                     random_state=random_state, use_t=use_t, scale=scale)
 

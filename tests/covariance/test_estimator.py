@@ -34,6 +34,12 @@ def test_pipeline_from_raw_documents_knows_its_words():
     assert list(model.words_) == list(vectorizer.get_feature_names_out())
     assert list(model.covariance_.words) == list(model.words_)
     assert model.embedding_.shape == (len(model.words_), 5)
+    # the embedding of a pipeline is its last step's, with its words
+    kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(pipeline)
+    assert kv.index_to_key == list(model.words_) and kv.prior is model.prior_
+    np.testing.assert_array_equal(kv.vectors, model.embedding_)
+    with pytest.raises(TypeError, match="ends in CooccurrenceVectorizer"):
+        glovev_ext.KeyedVectorsWithVariance.from_estimator(make_pipeline(vectorizer))
 
 
 def test_pretrained_parameters_skip_training_and_give_the_same_covariances(small_matrix):

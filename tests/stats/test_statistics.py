@@ -110,6 +110,10 @@ def test_comparing_two_biases_uses_their_joint_covariance(kv):
     weights = np.array([1.0, 0, -1.0, 0])
     assert difference.std_error == pytest.approx(np.sqrt(weights @ family.covariance @ weights))
     assert abs(family.covariance[0, 2]) > 0  # the shared targets correlate the two biases
+    # named by a dict, each statistic keeps its range: the same bounds and intervals as the stack's
+    np.testing.assert_array_equal(family.bounds, together.bounds)
+    assert np.isfinite(family.bounds).all()
+    np.testing.assert_allclose(family.conf_int(), together.conf_int())
 
 
 def test_nearest_neighbours_report_intervals_tests_and_ranks(kv):
