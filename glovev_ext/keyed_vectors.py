@@ -10,10 +10,11 @@ import numpy as np
 from gensim.models import KeyedVectors
 from gensim.models.keyedvectors import _KEY_TYPES, _add_word_to_kv
 from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
 
 from . import stats
 from ._deprecation import RNG, renamed_keywords
-from .covariance import CovarianceStore, Factor, GaussianPrior, UndefinedCovarianceError
+from .covariance import CovarianceStore, Factor, GaussianPrior, GloVeVEstimator, UndefinedCovarianceError
 from .stats.cosine import unit_vector_jacobian
 from .stats.words import NO_COVARIANCE, NOT_IN_VOCABULARY
 
@@ -82,10 +83,11 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """
         if isinstance(estimator, Pipeline):
             last = estimator.steps[-1][1]
-            if not hasattr(last, "embedding_"):
-                raise TypeError(f"from_estimator needs a pipeline that ends in a fitted GloVeVEstimator; this one "
-                                f"ends in {type(last).__name__}")
+            if not isinstance(last, GloVeVEstimator):
+                raise TypeError(f"from_estimator needs a pipeline that ends in a GloVeVEstimator; this one ends in "
+                                f"{type(last).__name__}")
             estimator = last
+        check_is_fitted(estimator, "embedding_")  # an unfitted estimator: NotFittedError, which says to fit it
         vectors = estimator.embedding_
         words = estimator.words_ if words is None else words
         if words is None:

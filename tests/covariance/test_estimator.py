@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -40,6 +41,10 @@ def test_pipeline_from_raw_documents_knows_its_words():
     np.testing.assert_array_equal(kv.vectors, model.embedding_)
     with pytest.raises(TypeError, match="ends in CooccurrenceVectorizer"):
         glovev_ext.KeyedVectorsWithVariance.from_estimator(make_pipeline(vectorizer))
+    # an estimator not fitted yet, alone or at a pipeline's end: scikit-learn's NotFittedError, not AttributeError
+    for unfitted in (GloVeVEstimator(n_components=5), make_pipeline(GloVeVEstimator(n_components=5))):
+        with pytest.raises(NotFittedError, match="not fitted yet"):
+            glovev_ext.KeyedVectorsWithVariance.from_estimator(unfitted)
 
 
 def test_pretrained_parameters_skip_training_and_give_the_same_covariances(small_matrix):
