@@ -64,9 +64,9 @@ def main() -> None:
         except (ValueError, KeyError) as error:
             print(f"{name}: not computable ({str(error)[:80]} ...)")
             continue
-        line = (f"{name}: d = {default.estimates[0]:.2f}; default [{default.conf_int()[0, 0]:.2f}, "
-                f"{default.conf_int()[0, 1]:.2f}] ({default.method}); paper [{paper.conf_int()[0, 0]:.2f}, "
-                f"{paper.conf_int()[0, 1]:.2f}]; dropped {len(default.dropped)}")
+        line = (f"{name}: d = {default.estimates[0]:.2f}; default [{default.conf_int().iloc[0, 0]:.2f}, "
+                f"{default.conf_int().iloc[0, 1]:.2f}] ({default.method}); paper [{paper.conf_int().iloc[0, 0]:.2f}, "
+                f"{paper.conf_int().iloc[0, 1]:.2f}]; dropped {len(default.dropped)}")
         if default.method == "delta method":
             drawn = kv.weat_test(*lists, missing="drop", method="monte carlo", n_draws=args.mc_draws, random_state=0)
             line += f"; delta vs Monte Carlo gap {abs(default.std_errors[0] / drawn.std_errors[0] - 1):.1%}"

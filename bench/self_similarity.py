@@ -54,7 +54,7 @@ def main() -> None:
             for _ in range(args.replications):
                 first = simulator.draw([word], generator)  # resolved words are an embedding
                 second = simulator.draw([word], generator, shifts={word: shift})
-                low, high = self_similarity(first, second, [word], method="delta").conf_int()[0]
+                low, high = self_similarity(first, second, [word], method="delta").conf_int().iloc[0]
                 covered += low <= cosine <= high
                 widths.append(high - low)
             print(f"{word} ({spare[position[word]]}), {cosine}: {covered / args.replications:.3f}, "

@@ -146,7 +146,7 @@ def _forest(ax, labels: Sequence[str], estimates, lows, highs, xlabel: str, titl
 def plot_neighbors(result: NeighborsResult, ax=None, *, confidence_level: float = 0.95):
     """Forest plot of a word's nearest neighbours with their intervals (paper Fig. 5)."""
     ax = _axes(ax, _forest_height(len(result.neighbors)))
-    interval = result.similarities.conf_int(confidence_level=confidence_level)
+    interval = result.similarities.conf_int(confidence_level=confidence_level).to_numpy()
     labels = [f"{word} (P rank = {p:.2f})" for word, p in zip(result.neighbors,
                                                                np.diag(result.rank_probabilities.to_numpy()))]
     return _forest(ax, labels, result.similarities.estimates, interval[:, 0], interval[:, 1],
@@ -198,7 +198,7 @@ def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confi
         rows = [result.model.names.index(result.row(result.subcategories[k], metric)) for k in shown]
         for family, offset, colour, label in ((result.model, 0.12, "black", "GloVe"),
                                               (result.random, -0.12, "tab:grey", "Random baseline")):
-            interval = family.conf_int(confidence_level=confidence_level)[rows]
+            interval = family.conf_int(confidence_level=confidence_level).to_numpy()[rows]
             estimates = family.estimates[rows]
             ax.errorbar(estimates, y + offset, xerr=[estimates - interval[:, 0], interval[:, 1] - estimates],
                         fmt="o", color=colour, capsize=3, label=label)

@@ -92,7 +92,7 @@ if len(usable) >= 2:
 word = "party" if all(by_genre[g].unusable_reason("party") is None for g in (first, second)) else WORDS[0]
 for name in (first, second):
     neighbours = by_genre[name].nearest_neighbors_test(word, topn=5, n_draws=500, random_state=0, missing="drop")
-    low_high = neighbours.similarities.conf_int()
+    low_high = neighbours.similarities.conf_int().to_numpy()
     print(f"{word!r} in {name}: " + ", ".join(
         f"{w} {c:.2f} [{lo:.2f}, {hi:.2f}]" for w, c, (lo, hi) in
         zip(neighbours.neighbors, neighbours.similarities.estimates, low_high)))

@@ -9,27 +9,61 @@ import pandas as pd
 from statsmodels.iolib.summary import Summary
 from statsmodels.iolib.table import SimpleTable
 
+from .rule import ATANH, FROM_P, PLAIN
 from .words import NO_COVARIANCE, NOT_IN_VOCABULARY
 
-COLUMNS = ("coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp.")
-T_COLUMNS = ("coef", "std err", "t", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.", "df")
 _SHOWN_DROPPED = 20
+_KIND_ORDER = (PLAIN, ATANH, FROM_P)
+_KIND_SUFFIX = {PLAIN: "", ATANH: " (atanh)", FROM_P: " (from p)"}
+_P_HEADS = {"two-sided": "P>|{}|", "larger": "P>{}", "smaller": "P<{}"}
+DRAWS_SD = "draws sd"
 
 
-def parameter_frame(names: Sequence, estimates, std_errors, statistics, pvalues, intervals,
-                    df=None) -> pd.DataFrame:
-    """The parameter table of one or several statistics, with statsmodels' column names.
+def parameter_frame(names: Sequence, estimates, std_errors, statistics, kinds, pvalues, intervals, df, alternative: str,
+                    spreads=None) -> pd.DataFrame:
+    """The parameter table of one or several statistics, each column what its head says.
 
-    With any finite degrees of freedom the statistic is a t (columns ``t``, ``P>|t|`` and ``df``,
-    inf for a normal row), else a z.
+    ``coef``, ``std err`` (the standard error the interval and test are built from), ``draws sd``
+    (the Monte Carlo draws' spread, where given), the test statistic under a head naming what it is
+    (``kinds``, :mod:`glovev_ext.stats.rule`; one column per kind present, empty where a row's
+    statistic is of another kind), the p-value under a head naming its tail for ``alternative``, the
+    interval, and ``df`` when any row has a t reference (``t`` heads then, ``z`` otherwise).
     """
-    intervals = np.asarray(intervals, dtype=float).reshape(len(names), 2)
-    values = [estimates, std_errors, statistics, pvalues, intervals[:, 0], intervals[:, 1]]
-    columns = COLUMNS
-    if df is not None and np.isfinite(np.asarray(df, dtype=float)).any():
-        columns, values = T_COLUMNS, [*values, df]
-    return pd.DataFrame({column: np.asarray(value, dtype=float) for column, value in zip(columns, values)},
+    m = len(names)
+    df = np.broadcast_to(np.asarray(df, dtype=float), (m,))
+    letter = "t" if np.isfinite(df).any() else "z"
+    intervals = np.asarray(intervals, dtype=float).reshape(m, 2)
+    kinds = np.asarray(kinds, dtype=object)
+    statistics = np.asarray(statistics, dtype=float)
+    columns = {"coef": estimates, "std err": std_errors}
+    if spreads is not None:
+        columns[DRAWS_SD] = spreads
+    for kind in _KIND_ORDER:
+        if (kinds == kind).any():
+            columns[letter + _KIND_SUFFIX[kind]] = np.where(kinds == kind, statistics, np.nan)
+    columns[_P_HEADS[alternative].format(letter)] = pvalues
+    columns["Conf. Int. Low"], columns["Conf. Int. Upp."] = intervals[:, 0], intervals[:, 1]
+    if letter == "t":
+        columns["df"] = df
+    return pd.DataFrame({column: np.asarray(value, dtype=float) for column, value in columns.items()},
                         index=[str(name) for name in names])
+
+
+def column_lines(frame: pd.DataFrame) -> list[str]:
+    """What the heads of ``frame`` that are not statsmodels' own mean."""
+    lines = []
+    for column in frame.columns:
+        if column.endswith(_KIND_SUFFIX[ATANH]):
+            lines.append(f"{column}: the test statistic on atanh of the value mapped to (-1, 1): "
+                         "(atanh(coef) - atanh(null)) / (std err x atanh's slope at coef)")
+        elif column.endswith(_KIND_SUFFIX[FROM_P]):
+            lines.append(f"{column}: the statistic whose tail probability is the p-value; the test inverts the "
+                         "interval, which uses the Monte Carlo draws, so there is no Wald statistic of its own")
+        elif column == DRAWS_SD:
+            lines.append(f"{DRAWS_SD}: the spread of the Monte Carlo draws; std err is the delta method's, from "
+                         "which the interval and test are built (the draws' spread, capped by the statistic's "
+                         "bounds, understates how far the estimate moves: docs/method.md 6.3)")
+    return lines
 
 
 def reference_line(df, bounds: np.ndarray, scale: str, df_column: bool = True) -> str:

@@ -144,5 +144,5 @@ def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, gro
                                  random_state=random_state, use_t=use_t, scale=scale)
             label = f"band {band}{' (most frequent)' if band == 1 and n_bands > 1 else ''}: " \
                     f"{len(part_a)} vs {len(part_b)} words"
-            results.append(replace(result, name=label, dropped=tuple(dropped)))
+            results.append(result.replace(name=label, dropped=tuple(dropped)))
     return results

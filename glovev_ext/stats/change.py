@@ -17,7 +17,6 @@ independent errors when the texts are disjoint. Then:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -78,7 +77,7 @@ def self_similarity(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance
                                  name=f"self-similarity, {labels[0]} vs {labels[1]}")
     family = estimate_resolved(resolved, statistic, method=method, null_values=null_value, n_draws=n_draws,
                                random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
-    return dataclasses.replace(family, caveats=(*family.caveats, SELF_SIMILARITY_CAVEAT))
+    return family.replace(caveats=(*family.caveats, SELF_SIMILARITY_CAVEAT))
 
 
 def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str], *,

@@ -44,7 +44,6 @@ no more than that z (docs/method.md 7.2, ``bench/equality_split_half.py``).
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -239,7 +238,7 @@ class ModelComparison:
         of the variance its test uses, :attr:`std_errors`)."""
         combined = self.family.linear(weights, names, name, alternative)
         contributions = (np.atleast_2d(weights) ** 2 * self.std_errors**2).T
-        return dataclasses.replace(combined, df=welch_satterthwaite(contributions, self.family.df))
+        return combined.replace(df=welch_satterthwaite(contributions, self.family.df))
 
     @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
@@ -337,8 +336,8 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
     kinds = {r.draws_interval for r in results}  # how the results' intervals use their draws
     # Without draws for every model the family's rows are Wald tests alone: they take each result's own
     # error (ModelComparison.std_errors), not a Monte Carlo result's spread of draws.
-    family = ResultFamily(name=results[0].name, names=tuple(labels), estimates=np.array([r.estimate for r in results]),
-                          covariance=np.diag((errors if joint_draws else tested) ** 2), method=method,
+    family = ResultFamily.of(results[0].name, labels, np.array([r.estimate for r in results]),
+                             np.diag((errors if joint_draws else tested) ** 2), method=method,
                           uncertainty=results[0].uncertainty,
                           words=tuple(dict.fromkeys(w for r in results for w in r.words)),
                           dropped=tuple(dict.fromkeys(d for r in results for d in r.dropped)),
@@ -376,7 +375,7 @@ def _with_shared_prior(family: ResultFamily, links: list) -> tuple[ResultFamily,
     linear, scaled = difference_variances(links, np.vstack([np.ones(len(links)), derivatives]))
     covariance = (np.add.outer(variances, variances) - linear) / 2.0
     np.fill_diagonal(covariance, variances)
-    return dataclasses.replace(family, covariance=covariance), scaled
+    return family.replace(covariance=covariance), scaled
 
 
 def _wald_of_differences(values: np.ndarray, differences: np.ndarray) -> float | np.ndarray:

@@ -119,13 +119,12 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
             delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
             draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
     caveats = (*_dominance(statistic.names, words.keys, contributions), *word_caveats(words))
-    return ResultFamily(name=statistic.name, names=tuple(statistic.names), estimates=values, covariance=covariance,
-                        null_values=nulls, alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
-                        words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws,
-                        variance_contributions=contributions, df=df, bounds=statistic.bounds, scale=scale,
-                        method_reason=reason, caveats=caveats, shares=shares, delta_covariance=delta_cov,
-                        draws_interval=draws_interval,
-                        prior_link=PriorLink.of(words.prior, words, statistic, jacobian))
+    return ResultFamily.of(statistic.name, statistic.names, values, covariance, null_values=nulls,
+                           alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
+                           words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws, df=df,
+                           bounds=statistic.bounds, scale=scale, method_reason=reason, caveats=caveats,
+                           shares=shares, delta_covariance=delta_cov, draws_interval=draws_interval,
+                           prior_link=PriorLink.of(words.prior, words, statistic, jacobian))
 
 
 @renamed_keywords(rng=RNG)
@@ -137,7 +136,7 @@ def wald_test(kv: EmbeddingWithCovariance, statistic: Statistic, *, null_value: 
         raise ValueError(f"{statistic.name} has {len(statistic.names)} values; use estimate() for several")
     family = estimate(kv, statistic, method=method, null_values=null_value, alternative=alternative,
                       n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
-    return dataclasses.replace(family[0], name=statistic.name)
+    return family[0].replace(name=statistic.name)
 
 
 def _normal_draws(words: ResolvedWords, statistic: Statistic, jacobian: np.ndarray, delta: np.ndarray,

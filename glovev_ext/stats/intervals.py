@@ -155,15 +155,19 @@ def quantile(probability: float, df) -> np.ndarray:
                     stats.norm.ppf(probability))
 
 
-def pvalue(statistic, df, alternative: str) -> np.ndarray:
-    """p-value of a t (or, with infinite ``df``, z) statistic for the alternative."""
-    statistic, df = np.asarray(statistic, dtype=np.float64), np.asarray(df, dtype=np.float64)
+def _reference(df) -> tuple:
+    """The upper tail and its inverse of t with ``df`` degrees of freedom (normal where ``df`` is infinite)."""
+    df = np.asarray(df, dtype=np.float64)
     finite = np.isfinite(df)
     safe_df = np.where(finite, df, 1.0)
+    return (lambda x: np.where(finite, stats.t.sf(x, safe_df), stats.norm.sf(x)),
+            lambda p: np.where(finite, stats.t.isf(p, safe_df), stats.norm.isf(p)))
 
-    def upper(x):
-        return np.where(finite, stats.t.sf(x, safe_df), stats.norm.sf(x))
 
+def pvalue(statistic, df, alternative: str) -> np.ndarray:
+    """p-value of a t (or, with infinite ``df``, z) statistic for the alternative."""
+    statistic = np.asarray(statistic, dtype=np.float64)
+    upper, _ = _reference(df)
     if alternative == "two-sided":
         return 2 * upper(np.abs(statistic))
     if alternative == "larger":
@@ -333,3 +337,18 @@ def union_pvalues(estimates, scale_errors, draws: np.ndarray, null_values, df, b
         slid = on_scale + slide
     wald = pvalue(wald_statistics(estimates, scale_errors, nulls, bounds, scale), df, alternative)
     return np.maximum(wald, percentile_pvalues(slid, null_on_scale, alternative))
+
+
+def statistic_of_pvalue(pvalues, signs, df, alternative: str) -> np.ndarray:
+    """The t (z with infinite ``df``) statistic whose p-value for ``alternative`` is ``pvalues``: :func:`pvalue`'s inverse.
+
+    A two-sided p-value gives the statistic's size only; ``signs`` (of the estimate minus the null) give
+    its sign.
+    """
+    pvalues = np.asarray(pvalues, dtype=np.float64)
+    _, upper_quantile = _reference(df)
+    if alternative == "two-sided":
+        return np.sign(signs) * upper_quantile(pvalues / 2) + 0.0  # no -0 where p is 1
+    if alternative == "larger":
+        return upper_quantile(pvalues)
+    return -upper_quantile(pvalues)

@@ -12,21 +12,25 @@ for that pair with the same options (tests check it to 1e-12). ``method="auto"``
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary import Summary
+from statsmodels.stats.multitest import multipletests
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._deprecation import RNG, renamed_keywords
-from ._summary import notes, parameter_frame, reference_line, render
+from ._summary import column_lines, notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
 from .estimation import DEFAULT_METHOD, check_method, word_caveats
 from .intervals import bounds_of, check_alternative, check_scale, welch_satterthwaite
-from .results import DELTA, RECONSTRUCTION, InferenceResult, InferenceRule
+from .results import DELTA, RECONSTRUCTION, InferenceResult
+from .rule import InferenceRule
 from .similarity import similarity
 from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, resolve, usable_groups, vectors_of
 
@@ -58,6 +62,12 @@ class SimilarityTests:
     dropped : tuple of str
         Pairs left out with ``missing="drop"``, with the reasons.
     caveats : tuple of str
+    correction : str or None
+        The ``multipletests`` method :meth:`correct` applied, if any (``pvalues_adjusted``).
+
+    Its ``summary_frame`` has the columns of every result (``bse``, ``tvalues``, ``pvalues``), the
+    statistic under the head of its kind for each row (a Monte Carlo row may differ from the delta
+    rows), then each row's method.
     """
 
     pairs: tuple
@@ -74,6 +84,7 @@ class SimilarityTests:
     dropped: tuple = ()
     caveats: tuple = ()
     _drawn: dict = field(default_factory=dict, repr=False, compare=False)  # row -> InferenceResult (Monte Carlo)
+    correction: str | None = None
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -81,26 +92,48 @@ class SimilarityTests:
     @property
     def _delta_rule(self) -> InferenceRule:
         return InferenceRule(self.estimates, self.std_errors, None, self.df, bounds_of(COSINE_BOUNDS, len(self)),
-                          self.scale, DELTA, None)
+                             self.scale, DELTA, None)
 
     def _by_row(self, delta_values: np.ndarray, row_value) -> np.ndarray:
         """Delta-method values, with the rows that drew vectors replaced by their own results' values."""
-        values = np.array(delta_values, dtype=np.float64)
+        values = np.array(delta_values)
         for row, result in self._drawn.items():
             values[row] = row_value(result)
         return values
 
     @property
+    def params(self) -> np.ndarray:
+        """The cosines at the trained vectors (statsmodels' name)."""
+        return self.estimates
+
+    @property
+    def bse(self) -> np.ndarray:
+        """The standard errors the rows' intervals and tests are built from (the ``std err`` column)."""
+        return self._by_row(self.std_errors, lambda result: result.tested_std_error)
+
+    @property
     def statistics(self) -> np.ndarray:
-        """Wald t (or z) statistics on the test scale."""
-        return self._by_row(self._delta_rule.statistics(np.full(len(self), self.null_value)),
+        """Each row's test statistic (:attr:`statistic_kinds` says what each is)."""
+        return self._by_row(self._delta_rule.statistics(np.full(len(self), self.null_value), self.alternative),
                             lambda result: result.statistic)
+
+    tvalues = statistics
+
+    @property
+    def statistic_kinds(self) -> np.ndarray:
+        """What each row's statistic is (see :attr:`~glovev_ext.stats.ResultFamily.statistic_kinds`)."""
+        return self._by_row(self._delta_rule.statistic_kinds, lambda result: result.statistic_kind)
 
     @property
     def pvalues(self) -> np.ndarray:
         """p-values of each row's own test (unadjusted)."""
         return self._by_row(self._delta_rule.pvalues(np.full(len(self), self.null_value), self.alternative),
                             lambda result: result.pvalue)
+
+    @property
+    def pvalues_adjusted(self) -> np.ndarray | None:
+        """p-values adjusted by :meth:`correct`'s method (None without a correction)."""
+        return None if self.correction is None else multipletests(self.pvalues, method=self.correction)[1]
 
     def conf_int(self, *, confidence_level: float = 0.95) -> np.ndarray:
         """``(m, 2)`` intervals, each inside [-1, 1] on the bounded scale (see :class:`InferenceResult`)."""
@@ -109,17 +142,34 @@ class SimilarityTests:
             interval[row] = result.conf_int(confidence_level=confidence_level)
         return interval
 
-    def correct(self, method: str = "fdr_bh") -> np.ndarray:
-        """p-values adjusted for the ``m`` tests by ``statsmodels.stats.multitest.multipletests(method=...)``."""
-        from statsmodels.stats.multitest import multipletests
+    def correct(self, method: str | None = None) -> SimilarityTests:
+        """The same tests with p-values adjusted for the ``m`` tests by ``multipletests(method=...)``.
 
-        return multipletests(self.pvalues, method=method)[1]
+        Parameters
+        ----------
+        method : str
+            Any ``statsmodels.stats.multitest.multipletests`` method, named explicitly (e.g.
+            ``"fdr_bh"``, ``"holm"``). Called without one, ``"fdr_bh"`` with a DeprecationWarning
+            (the default of 0.2, which returned the adjusted p-values as an array).
+        """
+        if method is None:
+            warnings.warn("correct() without a method is deprecated: name it, e.g. correct('fdr_bh'); it now "
+                          "returns the tests with the adjusted p-values in pvalues_adjusted", DeprecationWarning,
+                          stacklevel=2)
+            method = "fdr_bh"
+        multipletests(self.pvalues[:1], method=method)  # an unknown method fails here
+        return dataclasses.replace(self, correction=method)
 
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
-        """One row per pair: statsmodels' columns, then the method."""
-        frame = parameter_frame(self.names, self.estimates, self.std_errors, self.statistics, self.pvalues,
-                                self.conf_int(confidence_level=confidence_level), self.df)
+        """One row per pair: the columns of every result, then the method (and adjusted p-values, if corrected)."""
+        tested = self.bse
+        spreads = self._by_row(self.std_errors, lambda result: result.std_error)
+        frame = parameter_frame(self.names, self.estimates, tested, self.statistics, self.statistic_kinds,
+                                self.pvalues, self.conf_int(confidence_level=confidence_level), self.df,
+                                self.alternative, spreads=None if np.array_equal(tested, spreads) else spreads)
         frame["method"] = list(self.methods)
+        if self.correction is not None:
+            frame[f"P adj. ({self.correction})"] = self.pvalues_adjusted
         return frame
 
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
@@ -128,9 +178,13 @@ class SimilarityTests:
         first = [f"alternative: {self.alternative}; null value {self.null_value:g}; each row its own test",
                  reference_line(self.df, bounds_of(COSINE_BOUNDS, len(self)), self.scale),
                  "Method: " + ", ".join(f"{name} for {count} of {len(self)} pairs" for name, count in counts.items())]
-        return render(self.summary_frame(confidence_level=confidence_level), "cosine similarities, tested one by one",
-                      notes([*first, *self.caveats], RECONSTRUCTION, _words_of(self.pairs), self.dropped,
-                            dropped_noun="pair"))
+        if self.correction is not None:
+            first.insert(0, f"P adj. ({self.correction}): p-values adjusted for {len(self)} tests with "
+                            f"multipletests(method={self.correction!r})")
+        frame = self.summary_frame(confidence_level=confidence_level)
+        return render(frame, "cosine similarities, tested one by one",
+                      notes([*first, *column_lines(frame), *self.caveats], RECONSTRUCTION, _words_of(self.pairs),
+                            self.dropped, dropped_noun="pair"))
 
     def __str__(self) -> str:
         return str(self.summary())

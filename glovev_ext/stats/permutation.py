@@ -8,17 +8,84 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dataclasses import dataclass, field
+
+import pandas as pd
+from statsmodels.iolib.summary import Summary
+
 from .._deprecation import RNG, renamed_keywords
+from ._summary import notes, render
 from .intervals import check_alternative
-from .results import PERMUTATION, WORD_LISTS, InferenceResult
+from .results import PERMUTATION, WORD_LISTS, Provenance
 from .weat import positions, target_associations
 from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists, vectors_of
+
+
+
+@dataclass(frozen=True, eq=False)
+class PermutationResult:
+    """A permutation test: the observed statistic, its p-value and the permutation distribution.
+
+    Unpacks as ``statistic, pvalue = result`` (as scipy's ``PermutationTestResult``). It has no
+    standard error and no interval: the test asks how the statistic would fall were the labels
+    exchangeable, not how precisely it is estimated.
+
+    Attributes
+    ----------
+    name : str
+    statistic : float
+        The statistic at the observed partition.
+    pvalue : float
+    alternative : {"larger", "smaller", "two-sided"}
+    null_distribution : ndarray
+        The statistic at each partition the test used.
+    exact : bool
+        Whether every partition was enumerated (else a sample of distinct partitions).
+    provenance : Provenance
+        Method, uncertainty, words used and dropped.
+    """
+
+    name: str
+    statistic: float
+    pvalue: float
+    alternative: str
+    null_distribution: np.ndarray = field(repr=False)
+    exact: bool
+    provenance: Provenance
+
+    estimate = property(lambda self: self.statistic)
+    draws = property(lambda self: self.null_distribution)
+    method = property(lambda self: self.provenance.method)
+    uncertainty = property(lambda self: self.provenance.uncertainty)
+    words = property(lambda self: self.provenance.words)
+    dropped = property(lambda self: self.provenance.dropped)
+
+    def __iter__(self):
+        return iter((self.statistic, self.pvalue))
+
+    def summary_frame(self) -> pd.DataFrame:
+        """One row: the statistic, its p-value and how many partitions the test used."""
+        tail = {"larger": "P(S' >= S)", "smaller": "P(S' <= S)", "two-sided": "P (two-sided)"}[self.alternative]
+        return pd.DataFrame({"statistic": [self.statistic], tail: [self.pvalue],
+                             "partitions": [self.null_distribution.size]}, index=[self.name])
+
+    def summary(self) -> Summary:
+        """A statsmodels ``Summary`` of the test, through the one rendering path of results."""
+        first = [f"H0: no association (target labels exchangeable), alternative: {self.alternative}",
+                 f"Partitions: {'every one' if self.exact else 'a sample of distinct ones, the observed excluded'}; "
+                 "S' is the statistic at a partition"]
+        provenance = self.provenance
+        return render(self.summary_frame(), f"{self.name}: {self.method}",
+                      notes(first, provenance.uncertainty, provenance.words, provenance.dropped))
+
+    def __str__(self) -> str:
+        return str(self.summary())
 
 
 @renamed_keywords(rng=RNG)
 def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *,
                           alternative: str = "larger", n_permutations: int | None = None, max_exact: int = 100_000,
-                          missing: str = DEFAULT_MISSING, random_state=None) -> InferenceResult:
+                          missing: str = DEFAULT_MISSING, random_state=None) -> PermutationResult:
     """The classic WEAT permutation test over equal-size re-partitions of X u Y.
 
     Exact (every partition, the observed one included, ``p = #{S_i >= S} / N``) when there are
@@ -40,8 +107,8 @@ def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence,
 
     Returns
     -------
-    InferenceResult
-        ``statistic`` is S, ``draws`` the permutation distribution.
+    PermutationResult
+        ``statistic`` is S, ``null_distribution`` the statistic at each partition used.
     """
     check_alternative(alternative)
     (X, Y, A, B), dropped = usable_lists(kv, (X, Y, A, B), missing)
@@ -68,11 +135,9 @@ def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence,
     p_smaller = (counted + np.sum(distribution <= observed + tolerance)) / denominator
     pvalue = {"larger": p_larger, "smaller": p_smaller,
               "two-sided": min(1.0, 2 * min(p_larger, p_smaller))}[alternative]
-    return InferenceResult(name="WEAT test statistic (permutation)", estimate=float(observed),
-                           std_error=float(distribution.std(ddof=1)), null_value=float(distribution.mean()),
-                           alternative=alternative, statistic=float(observed), pvalue=float(pvalue),
-                           method=PERMUTATION, uncertainty=WORD_LISTS, words=keys, dropped=tuple(dropped),
-                           draws=distribution)
+    return PermutationResult("WEAT test statistic (permutation)", float(observed), float(pvalue), alternative,
+                             distribution, counted == 0,
+                             Provenance(method=PERMUTATION, uncertainty=WORD_LISTS, words=keys, dropped=tuple(dropped)))
 
 
 def _distinct_partition_sums(s: np.ndarray, n_x: int, wanted: int, generator: np.random.Generator) -> np.ndarray:

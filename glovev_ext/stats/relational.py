@@ -139,8 +139,8 @@ class RelationalSimilarity:
     @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """One row per relation and metric: score, interval, Random baseline and its interval, p-value."""
-        model = self.model.conf_int(confidence_level=confidence_level)
-        random = self.random.conf_int(confidence_level=confidence_level)
+        model = self.model.conf_int(confidence_level=confidence_level).to_numpy()
+        random = self.random.conf_int(confidence_level=confidence_level).to_numpy()
         versus = self.versus_random()
         low, high = f"[{(1 - confidence_level) / 2:g}", f"{1 - (1 - confidence_level) / 2:g}]"
         rows = []
@@ -226,8 +226,8 @@ def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mappi
     bounds = np.array([_BOUNDS[name.split(" ", 1)[1]] for name in names])
     estimates = all_scores(words.vectors)
     draws = draw_values(words, all_scores, n_draws, generator, progress=progress)
-    model = ResultFamily(name="SemEval-2012 Task 2 scores", names=names, estimates=estimates,
-                         covariance=np.atleast_2d(np.cov(draws, rowvar=False)), method=MONTE_CARLO,
+    model = ResultFamily.of("SemEval-2012 Task 2 scores", names, estimates, np.atleast_2d(np.cov(draws, rowvar=False)),
+                            method=MONTE_CARLO,
                          words=words.keys, dropped=tuple(dropped), draws=draws, bounds=bounds, scale="bounded",
                          method_reason=f"{_NOT_SMOOTH} ({n_draws} draws)", caveats=tuple(word_caveats(words)),
                          dropped_noun="pair")
@@ -288,17 +288,17 @@ def _random_baseline(scored: Sequence[_ScoredRelation], names: tuple, bounds: np
     draws = np.concatenate([one.scores(generator.random((n_draws, len(one.pairs)))) for one in scored], axis=-1)
     estimates = np.concatenate([one.scores(one.random) if one.random is not None else draws[:, 2 * k:2 * k + 2].mean(0)
                                 for k, one in enumerate(scored)])
-    return ResultFamily(name="Random baseline", names=names, estimates=estimates,
-                        covariance=np.atleast_2d(np.cov(draws, rowvar=False)), method=MONTE_CARLO,
+    return ResultFamily.of("Random baseline", names, estimates, np.atleast_2d(np.cov(draws, rowvar=False)),
+                           method=MONTE_CARLO,
                         uncertainty=RANDOM_BASELINE, draws=draws, bounds=bounds, scale="bounded",
                         method_reason=f"{n_draws} random ratings of the same pairs")
 
 
 def _independent(first: ResultFamily, second: ResultFamily) -> ResultFamily:
     """Two independent Monte Carlo families as one (block-diagonal covariance, draws side by side)."""
-    return ResultFamily(name=f"{first.name} & {second.name}", names=(*first.names, *second.names),
-                        estimates=np.concatenate([first.estimates, second.estimates]),
-                        covariance=block_diag(first.covariance, second.covariance), method=MONTE_CARLO,
+    return ResultFamily.of(f"{first.name} & {second.name}", (*first.names, *second.names),
+                           np.concatenate([first.estimates, second.estimates]),
+                           block_diag(first.covariance, second.covariance), method=MONTE_CARLO,
                         words=first.words, dropped=first.dropped, draws=np.hstack([first.draws, second.draws]),
                         bounds=np.vstack([first.bounds, second.bounds]), scale="bounded",
                         method_reason=first.method_reason, caveats=first.caveats, dropped_noun="pair")

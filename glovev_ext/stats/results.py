@@ -1,14 +1,19 @@
-"""Result objects that read like statsmodels results: one state, several renderings.
+"""Result objects that read like statsmodels results: one inference core, several renderings.
 
-:class:`InferenceResult` (one statistic), :class:`ResultFamily` (several, with their joint
-covariance) and :class:`NeighborsResult` (a neighbour table) render their summaries through one
-path (``._summary``): a DataFrame and notes saying what the result rests on.
+A result is a core and its provenance: :class:`Estimates` (the estimates, their covariance, degrees
+of freedom, bounds, test scale and Monte Carlo draws) and :class:`Provenance` (the method and why,
+the uncertainty carried, the words used and dropped, the caveats). :class:`ResultFamily` is names +
+core + provenance + the hypotheses tested; :class:`InferenceResult` is a one-row view of a family.
+Standard errors, statistics, p-values and intervals are derived from the core by one rule
+(:class:`~glovev_ext.stats.rule.InferenceRule`), never stored beside it, and every table is rendered
+by one path (``._summary``), each column what its head says.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -17,15 +22,14 @@ from statsmodels.stats.contrast import ContrastResults
 from statsmodels.stats.multitest import multipletests
 
 from .._deprecation import positional_significance_level, renamed_keywords
-from ._summary import notes, parameter_frame, reference_line, render
+from ._summary import DRAWS_SD, column_lines, notes, parameter_frame, reference_line, render
 from .delta import WordShares
+from .intervals import (UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, linear_bounds,
+                        percentile_bounds, welch_satterthwaite)
+from .rule import MONTE_CARLO, InferenceRule
 from .shared_prior import PriorLink
-from .intervals import (EXTENDED, UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, draws_shift,
-                        extended_intervals, extended_pvalues, intervals, linear_bounds, percentile_bounds, pvalue,
-                        scaled_errors, union_intervals, union_pvalues, wald_statistics, welch_satterthwaite)
 
 DELTA = "delta method"
-MONTE_CARLO = "Monte Carlo"
 PERMUTATION = "permutation"
 RECONSTRUCTION = "GloVe-V reconstruction error (embedding uncertainty given the corpus)"
 WORD_LISTS = "word-list assignment (permutation of the target words)"
@@ -36,347 +40,273 @@ NEIGHBOR_COLUMNS = ("Columns: rank and coef, the cosine similarity of the traine
                     "than the next one (P>z with a normal reference; none for the last row).")
 
 
-@dataclass(frozen=True)
-class InferenceResult:
-    """A statistic of the embedding with its standard error, test and interval.
-
-    Unpacks as ``statistic, pvalue = result``.
+@dataclass(frozen=True, eq=False)
+class Estimates:
+    """The inference core of ``m`` statistics: what every standard error, test and interval is derived from.
 
     Attributes
     ----------
-    name : str
-        What was estimated.
-    estimate : float
-        The statistic at the trained vectors.
-    std_error : float
-        Its standard error (delta method, or the spread of Monte Carlo draws).
-    null_value : float
-        Value under the null hypothesis.
-    alternative : {"two-sided", "larger", "smaller"}
-    statistic : float
-        The Wald t (or z) statistic on the test scale, or the permutation test's statistic.
-    pvalue : float
-    method : str
-        How the uncertainty was propagated ("delta method", "Monte Carlo", "permutation").
-    uncertainty : str
-        Which uncertainty the result carries.
-    words : tuple of str
-        Words the statistic used.
-    dropped : tuple of str
-        What was left out (out of vocabulary or without covariance), by name, with the reasons.
-    dropped_noun : str
-        What ``dropped`` holds: "word", "pair" or "question".
-    draws : ndarray or None
-        Monte Carlo draws of the statistic (each word drawn from its t distribution with
-        ``use_t``), or the permutation distribution.
-    variance_contributions : ndarray or None
-        The variance each word of ``words`` contributes (delta method; they add up to its variance).
-    df : float
-        Degrees of freedom of the t reference distribution (inf: normal).
-    bounds : tuple of float
-        The range the statistic can attain (``(-inf, inf)`` if unbounded).
+    estimates : ndarray, shape (m,)
+        The statistics at the trained vectors.
+    covariance : ndarray, shape (m, m)
+        Their joint covariance (delta method, or of the Monte Carlo draws).
+    df : ndarray, shape (m,)
+        Degrees of freedom of each row's t reference distribution (inf: normal).
+    bounds : ndarray, shape (m, 2)
+        The range each row can attain (``-inf, inf`` if unbounded).
     scale : {"bounded", "linear"}
         Where intervals and tests are formed: ``"bounded"`` on ``atanh`` of the value mapped to
         (-1, 1) (Fisher's z for a cosine), so intervals stay inside ``bounds``; ``"linear"`` on the
         statistic itself (the paper's intervals).
-    method_reason : str
-        Why ``method`` was used (``method="auto"`` says what its diagnostic found).
-    caveats : tuple of str
-        What the reader must know: words that dominate the variance, covariances known to be
-        understated.
-    delta_std_error : float
-        The delta method's standard error when ``std_error`` is Monte Carlo's (NaN otherwise): the
-        Wald half of a Monte Carlo interval on the bounded scale (``glovev_ext.stats.intervals``).
+    draws : ndarray, shape (n, m), or None
+        Monte Carlo draws of the statistics (each word drawn from its t distribution with ``use_t``).
+    delta_covariance : ndarray, shape (m, m), or None
+        The delta method's covariance when ``covariance`` is Monte Carlo's (the Wald half of the
+        intervals that use the draws); None otherwise.
     draws_interval : {"union", "extended"}
         How a Monte Carlo result's interval and test use its draws (``glovev_ext.stats.intervals``):
         ``"union"``, the interval around the estimate joined with the draws' percentile interval slid
         from their median to the estimate (bounded scale); ``"extended"``, the interval around the
-        estimate extended by the draws' shift (:attr:`attenuation`) to the estimate corrected for it.
-        Either is one piece that holds the estimate. The ``statistic`` stays the Wald statistic at the
-        estimate; the p-value inverts the interval.
-    dropped_noun : str
-        What ``dropped`` holds: "word", "pair" or "question".
-    prior_link : PriorLink or None
-        For a statistic of posteriors under a prior: its gradients, its words' covariances and the
-        prior, with which :func:`~glovev_ext.compare_models` takes out the part of the error that fits
-        under the same prior share (:mod:`glovev_ext.stats.shared_prior`).
+        estimate extended by the draws' shift to the estimate corrected for it. Either is one piece
+        that holds the estimate; the test inverts it.
     """
 
-    name: str
-    estimate: float
-    std_error: float
-    null_value: float = 0.0
-    alternative: str = "two-sided"
-    statistic: float = np.nan
-    pvalue: float = np.nan
-    method: str = DELTA
-    uncertainty: str = RECONSTRUCTION
-    words: tuple = ()
-    dropped: tuple = ()
-    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
-    variance_contributions: np.ndarray | None = field(default=None, repr=False, compare=False)
-    df: float = np.inf
-    bounds: tuple = UNBOUNDED
+    estimates: np.ndarray
+    covariance: np.ndarray
+    df: np.ndarray | None = None
+    bounds: np.ndarray | None = None
     scale: str = "linear"
-    method_reason: str = ""
-    caveats: tuple = ()
-    delta_std_error: float = np.nan
-    dropped_noun: str = "word"
+    draws: np.ndarray | None = None
+    delta_covariance: np.ndarray | None = None
     draws_interval: str = UNION
-    prior_link: PriorLink | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         check_draws_interval(self.draws_interval)
+        estimates = np.atleast_1d(np.asarray(self.estimates, dtype=np.float64))
+        m = estimates.size
+        covariance = np.asarray(self.covariance, dtype=np.float64).reshape(m, m)
+        df = np.full(m, np.inf) if self.df is None else np.broadcast_to(np.asarray(self.df, dtype=np.float64), (m,))
+        for name, value in (("estimates", estimates), ("covariance", covariance), ("df", df.copy()),
+                            ("bounds", bounds_of(self.bounds, m))):
+            object.__setattr__(self, name, value)
 
-    @classmethod
-    def wald(cls, name: str, estimate: float, std_error: float, *, null_value: float = 0.0,
-             alternative: str = "two-sided", method: str = DELTA, words: Sequence = (), dropped: Sequence = (),
-             draws: np.ndarray | None = None, uncertainty: str = RECONSTRUCTION,
-             variance_contributions: np.ndarray | None = None, df: float = np.inf, bounds: tuple = UNBOUNDED,
-             scale: str = "linear", method_reason: str = "", caveats: Sequence[str] = (),
-             delta_std_error: float = np.nan, dropped_noun: str = "word",
-             draws_interval: str = UNION, prior_link: PriorLink | None = None) -> InferenceResult:
-        """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
-
-        With Monte Carlo draws the test also asks the draws, as ``draws_interval`` says (see
-        ``glovev_ext.stats.intervals``).
-        """
-        check_alternative(alternative)
-        box = bounds_of(bounds, 1)
-        rule = InferenceRule.of_one(estimate, std_error, delta_std_error, df, box, scale, method, draws,
-                                    draws_interval)
-        statistic = float(rule.statistics([null_value])[0])
-        p = float(rule.pvalues([null_value], alternative)[0])
-        return cls(name=name, estimate=float(estimate), std_error=float(std_error), null_value=float(null_value),
-                   alternative=alternative, statistic=statistic, pvalue=p, method=method, uncertainty=uncertainty,
-                   words=tuple(words), dropped=tuple(dropped), draws=draws,
-                   variance_contributions=variance_contributions, df=float(df), bounds=tuple(map(float, box[0])),
-                   scale=scale, method_reason=method_reason, caveats=tuple(caveats),
-                   delta_std_error=float(delta_std_error), dropped_noun=dropped_noun, draws_interval=draws_interval,
-                   prior_link=prior_link)
-
-    def __iter__(self) -> Iterator[float]:
-        return iter((self.statistic, self.pvalue))
-
-    @positional_significance_level
-    def conf_int(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
-        """Interval around the estimate at the trained vectors, on the result's scale and reference distribution.
-
-        Parameters
-        ----------
-        confidence_level : float, default=0.95
-
-        Notes
-        -----
-        On the bounded scale: ``g(estimate) -+ q se_g`` mapped back (``g`` the atanh of the value
-        rescaled to (-1, 1), ``q`` the t quantile, ``se_g = se g'(estimate)`` with the delta method's
-        ``se``). Monte Carlo results use their draws as :attr:`draws_interval` says: joined with the
-        draws' percentile interval slid to the estimate (bounded scale), or extended by the draws'
-        shift (``glovev_ext.stats.intervals``). On the linear scale otherwise: the paper's
-        ``estimate -+ q se``, with the draws' spread as ``se`` for Monte Carlo.
-        """
-        if self.method == PERMUTATION:
-            raise ValueError("a permutation test gives a p-value, not a confidence interval")
-        low, high = self._rule.conf_int(confidence_level)[0]
-        return float(low), float(high)
+    def __len__(self) -> int:
+        return self.estimates.size
 
     @property
-    def _rule(self) -> InferenceRule:
-        return InferenceRule.of_one(self.estimate, self.std_error, self.delta_std_error, self.df,
-                                    bounds_of(self.bounds, 1), self.scale, self.method, self.draws,
-                                    self.draws_interval)
+    def std_errors(self) -> np.ndarray:
+        """Square roots of the covariance's diagonal (for Monte Carlo: the draws' spread)."""
+        return np.sqrt(np.diag(self.covariance))
 
     @property
-    def tested_std_error(self) -> float:
-        """The standard error this result's interval and test are built from.
+    def delta_std_errors(self) -> np.ndarray | None:
+        return None if self.delta_covariance is None else np.sqrt(np.diag(self.delta_covariance))
 
-        ``std_error``, except for a Monte Carlo result whose interval uses its draws: there the delta
-        method's (:attr:`delta_std_error`), since the draws' spread, which a bounded statistic caps,
-        understates how far the estimate moves (docs/method.md 6.3 and 7.2). Comparisons of results
-        (:func:`~glovev_ext.stats.compare_models`) weigh them by it.
-        """
-        return float(self._rule.tested_errors[0])
+    def rule(self, method: str) -> InferenceRule:
+        """The rule that turns this core into tests and intervals for ``method``."""
+        return InferenceRule(self.estimates, self.std_errors, self.delta_std_errors, self.df, self.bounds, self.scale,
+                             method, self.draws, self.draws_interval)
 
-    @property
-    def attenuation(self) -> float:
-        """The estimate minus the median of the Monte Carlo draws (NaN without draws).
-
-        The draws perturb the trained vectors with GloVe-V's noise, which pulls cosines and
-        correlations toward 0: for those, a positive value (negative for a negative estimate) says
-        how far the noise attenuates the statistic, and the estimate is attenuated likewise by the
-        noise in the trained vectors (docs/method.md section 6.9).
-        """
-        if self.draws is None or self.method != MONTE_CARLO:
-            return np.nan
-        return float(self.estimate - np.median(self.draws))
-
-    @positional_significance_level
-    def percentile_interval(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
-        """The central ``confidence_level`` quantiles of the Monte Carlo draws.
-
-        These describe the statistic of perturbed vectors (each word's t distribution with
-        ``use_t``), whose noise pulls cosines and correlations toward 0 (docs/method.md section 3):
-        the interval can miss the estimate at the trained vectors. :meth:`conf_int` says what the
-        reported interval makes of them.
-        """
-        if self.draws is None or self.method != MONTE_CARLO:
-            raise ValueError("only Monte Carlo results have draws")
-        low, high = percentile_bounds(self.draws, confidence_level)[0]
-        return float(low), float(high)
-
-    def variance_by_word(self) -> pd.Series:
-        """Each word's share of the delta-method variance, largest first (which words make it uncertain)."""
-        if self.variance_contributions is None:
-            raise ValueError("only results of a Statistic have per-word contributions")
-        shares = pd.Series(self.variance_contributions / self.variance_contributions.sum(), index=list(self.words))
-        return shares.sort_values(ascending=False).rename("share of variance")
-
-    @positional_significance_level
-    def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
-        """One-row table: estimate, std err, t (or z), p-value, interval and, for t, its degrees of freedom."""
-        interval = ((np.nan, np.nan) if self.method == PERMUTATION
-                    else self.conf_int(confidence_level=confidence_level))
-        return parameter_frame([self.name], [self.estimate], [self.std_error], [self.statistic], [self.pvalue],
-                               [interval], [self.df])
-
-    @positional_significance_level
-    def summary(self, *, confidence_level: float = 0.95) -> Summary:
-        """A statsmodels ``Summary`` with the parameter table and what the result rests on."""
-        if self.method == PERMUTATION:
-            n = 0 if self.draws is None else self.draws.size
-            frame = pd.DataFrame({"statistic": [self.estimate], "p-value": [self.pvalue], "partitions": [n]},
-                                 index=[self.name])
-        else:
-            frame = self.summary_frame(confidence_level=confidence_level)
-        return render(frame, f"{self.name}: {self.method}", self._notes())
-
-    def to_contrast(self) -> ContrastResults:
-        """The result as statsmodels ``ContrastResults`` (t with ``df``, or normal; two-sided p-value).
-
-        Its own ``conf_int`` is symmetric on the statistic; :meth:`conf_int` here respects the bounds.
-        """
-        if np.isfinite(self.df):
-            return ContrastResults(t=np.array([self.statistic]), effect=np.array([self.estimate]),
-                                   sd=np.array([self.std_error]), df_denom=self.df)
-        return ContrastResults(effect=np.array([self.estimate]), sd=np.array([self.std_error]),
-                               statistic=np.array([self.statistic]), distribution="norm")
-
-    def _notes(self) -> list[str]:
-        if self.method == PERMUTATION:
-            first = ["H0: no association (target labels exchangeable), alternative: " + self.alternative]
-        else:
-            first = [f"H0: value = {self.null_value:g}, alternative: {self.alternative}",
-                     reference_line([self.df], np.array([self.bounds]), self.scale)]
-        if self.method_reason:
-            first.append(f"Method: {self.method_reason}")
-        first += self._rule.interval_lines()
-        return notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped, self.dropped_noun)
-
-    def __str__(self) -> str:
-        return str(self.summary())
+    def mapped(self, weights: np.ndarray, df: np.ndarray) -> Estimates:
+        """The core of ``weights @ estimates`` (``(r, m)`` weights), with the degrees of freedom ``df``."""
+        return Estimates(weights @ self.estimates, weights @ self.covariance @ weights.T, df,
+                         linear_bounds(weights, self.bounds), self.scale,
+                         None if self.draws is None else self.draws @ weights.T,
+                         None if self.delta_covariance is None else weights @ self.delta_covariance @ weights.T,
+                         self.draws_interval)
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where a result comes from: how its uncertainty was propagated and from which words.
+
+    Attributes
+    ----------
+    method : str
+        How the uncertainty was propagated ("delta method", "Monte Carlo", "permutation").
+    method_reason : str
+        Why (``method="auto"`` says what its diagnostic found).
+    uncertainty : str
+        Which uncertainty the result carries.
+    words : tuple of str
+        Words the statistics used.
+    dropped : tuple of str
+        What was left out (out of vocabulary or without covariance), by name, with the reasons.
+    dropped_noun : str
+        What ``dropped`` holds: "word", "pair" or "question".
+    caveats : tuple of str
+        What the reader must know: words that dominate the variance, covariances known to be
+        understated.
+    """
+
+    method: str = DELTA
+    method_reason: str = ""
+    uncertainty: str = RECONSTRUCTION
+    words: tuple = ()
+    dropped: tuple = ()
+    dropped_noun: str = "word"
+    caveats: tuple = ()
+
+    def __post_init__(self):
+        for name in ("words", "dropped", "caveats"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+
+
+_CORE_FIELDS = {f.name for f in dataclasses.fields(Estimates)}
+_PROVENANCE_FIELDS = {f.name for f in dataclasses.fields(Provenance)}
+
+
+def _delegate(part: str, name: str, doc: str) -> property:
+    return property(lambda self: getattr(getattr(self, part), name), doc=doc)
+
+
+@dataclass(frozen=True, eq=False)
 class ResultFamily:
     """Several statistics estimated together, with their joint covariance.
 
     A family of tests: each row has its Wald test, adjusted for multiplicity only through
     :meth:`correct` with a named ``multipletests`` method; any linear :meth:`contrast` of the rows
-    uses the joint covariance (statistics sharing words are correlated).
+    uses the joint covariance (statistics sharing words are correlated). Build one with
+    :meth:`of`; ``family[k]`` is row ``k`` as an :class:`InferenceResult`.
 
     Attributes
     ----------
     name : str
     names : tuple of str
         Name of each row.
-    estimates : ndarray, shape (m,)
-    covariance : ndarray, shape (m, m)
+    core : Estimates
+        The estimates, covariance, degrees of freedom, bounds, scale and draws.
+    provenance : Provenance
+        Method and why, uncertainty, words used and dropped, caveats.
     null_values : ndarray, shape (m,)
-    alternative : str
-    method, uncertainty : str
-    words, dropped : tuple of str
+    alternative : {"two-sided", "larger", "smaller"}
     correction : str or None
-        The ``multipletests`` method applied, if any.
-    pvalues_adjusted : ndarray or None
-    draws : ndarray, shape (n, m), or None
-        Monte Carlo draws (their spread gives the covariance).
-    variance_contributions : ndarray, shape (len(words), m), or None
-        Each word's delta-method contribution to each row's variance.
-    df : ndarray, shape (m,), or None
-        Degrees of freedom of each row's t reference distribution (None or inf: normal).
-    bounds : ndarray, shape (m, 2), or None
-        The range each row can attain (None: unbounded).
-    scale : {"bounded", "linear"}
-        Where intervals and tests are formed (see :class:`InferenceResult`).
-    method_reason : str
-    caveats : tuple of str
+        The ``multipletests`` method applied by :meth:`correct`, if any.
+    significance_level : float
+        The level the correction was made at (two-stage methods use it).
     shares : WordShares or None
         Each word's part of the covariance (delta method), from which contrasts get their degrees
-        of freedom.
-    delta_covariance : ndarray, shape (m, m), or None
-        The delta method's covariance when ``covariance`` is Monte Carlo's (the Wald half of the
-        intervals on the bounded scale); None otherwise.
-    dropped_noun : str
-        What ``dropped`` holds: "word", "pair" or "question".
-    draws_interval : {"union", "extended"}
-        How Monte Carlo intervals and tests use the draws (see :class:`InferenceResult`).
+        of freedom and :attr:`variance_contributions` come.
     prior_link : PriorLink or None
-        For statistics of posteriors under a prior (see :class:`InferenceResult`).
+        For statistics of posteriors under a prior: their gradients, their words' covariances and
+        the prior, with which :func:`~glovev_ext.compare_models` takes out the part of the error
+        that fits under the same prior share (:mod:`glovev_ext.stats.shared_prior`).
+
+    The core's and the provenance's attributes read through (``family.estimates``,
+    ``family.method``, ...).
     """
 
     name: str
     names: tuple
-    estimates: np.ndarray
-    covariance: np.ndarray
+    core: Estimates
+    provenance: Provenance = field(default_factory=Provenance)
     null_values: np.ndarray | None = None
     alternative: str = "two-sided"
-    method: str = DELTA
-    uncertainty: str = RECONSTRUCTION
-    words: tuple = ()
-    dropped: tuple = ()
     correction: str | None = None
-    pvalues_adjusted: np.ndarray | None = field(default=None, repr=False)
-    draws: np.ndarray | None = field(default=None, repr=False, compare=False)
-    variance_contributions: np.ndarray | None = field(default=None, repr=False, compare=False)
-    df: np.ndarray | None = field(default=None, repr=False)
-    bounds: np.ndarray | None = field(default=None, repr=False)
-    scale: str = "linear"
-    method_reason: str = ""
-    caveats: tuple = ()
-    shares: WordShares | None = field(default=None, repr=False, compare=False)
-    delta_covariance: np.ndarray | None = field(default=None, repr=False, compare=False)
-    dropped_noun: str = "word"
-    draws_interval: str = UNION
-    prior_link: PriorLink | None = field(default=None, repr=False, compare=False)
+    significance_level: float = 0.05
+    shares: WordShares | None = field(default=None, repr=False)
+    prior_link: PriorLink | None = field(default=None, repr=False)
+
+    estimates = _delegate("core", "estimates", "The statistics at the trained vectors, shape (m,).")
+    covariance = _delegate("core", "covariance", "Their joint covariance, shape (m, m).")
+    df = _delegate("core", "df", "Degrees of freedom of each row's t reference (inf: normal).")
+    bounds = _delegate("core", "bounds", "The range each row can attain, shape (m, 2).")
+    scale = _delegate("core", "scale", "Where intervals and tests are formed.")
+    draws = _delegate("core", "draws", "Monte Carlo draws, shape (n, m), or None.")
+    delta_covariance = _delegate("core", "delta_covariance", "The delta method's covariance of a Monte Carlo core.")
+    draws_interval = _delegate("core", "draws_interval", "How Monte Carlo intervals use the draws.")
+    std_errors = _delegate("core", "std_errors", "Square roots of the covariance's diagonal.")
+    method = _delegate("provenance", "method", "How the uncertainty was propagated.")
+    method_reason = _delegate("provenance", "method_reason", "Why that method.")
+    uncertainty = _delegate("provenance", "uncertainty", "Which uncertainty the rows carry.")
+    words = _delegate("provenance", "words", "Words the statistics used.")
+    dropped = _delegate("provenance", "dropped", "What was left out, with the reasons.")
+    dropped_noun = _delegate("provenance", "dropped_noun", "What ``dropped`` holds.")
+    caveats = _delegate("provenance", "caveats", "What the reader must know.")
 
     def __post_init__(self):
         check_alternative(self.alternative)
-        check_draws_interval(self.draws_interval)
         m = len(self.names)
-        if self.null_values is None:
-            object.__setattr__(self, "null_values", np.zeros(m))
-        object.__setattr__(self, "df", np.full(m, np.inf) if self.df is None
-                           else np.broadcast_to(np.asarray(self.df, dtype=np.float64), (m,)).copy())
-        object.__setattr__(self, "bounds", bounds_of(self.bounds, m))
+        if len(self.core) != m:
+            raise ValueError(f"{m} names for {len(self.core)} estimates")
+        object.__setattr__(self, "names", tuple(self.names))
+        object.__setattr__(self, "null_values", np.zeros(m) if self.null_values is None
+                           else np.broadcast_to(np.asarray(self.null_values, dtype=np.float64), (m,)).copy())
+
+    @classmethod
+    def of(cls, name: str, names: Sequence, estimates, covariance, **attributes) -> ResultFamily:
+        """A family from its parts by name: any attribute of :class:`Estimates`, :class:`Provenance` or the family."""
+        core = {key: attributes.pop(key) for key in list(attributes) if key in _CORE_FIELDS}
+        provenance = {key: attributes.pop(key) for key in list(attributes) if key in _PROVENANCE_FIELDS}
+        return cls(name, tuple(names), Estimates(estimates, covariance, **core), Provenance(**provenance), **attributes)
+
+    def replace(self, **changes) -> ResultFamily:
+        """A copy with some attributes changed (the core's and the provenance's by their own names)."""
+        core = {key: changes.pop(key) for key in list(changes) if key in _CORE_FIELDS}
+        provenance = {key: changes.pop(key) for key in list(changes) if key in _PROVENANCE_FIELDS}
+        return dataclasses.replace(self, core=dataclasses.replace(self.core, **core) if core else self.core,
+                                   provenance=(dataclasses.replace(self.provenance, **provenance) if provenance
+                                               else self.provenance), **changes)
 
     def __len__(self) -> int:
         return len(self.names)
 
-    @property
-    def std_errors(self) -> np.ndarray:
-        return np.sqrt(np.diag(self.covariance))
+    def __getitem__(self, k: int | str) -> InferenceResult:
+        k = self.names.index(k) if isinstance(k, str) else range(len(self))[k]
+        return InferenceResult(self, k)
 
     @property
     def _rule(self) -> InferenceRule:
-        delta = None if self.delta_covariance is None else np.sqrt(np.diag(self.delta_covariance))
-        return InferenceRule(self.estimates, self.std_errors, delta, self.df, self.bounds, self.scale, self.method,
-                             self.draws, self.draws_interval)
+        return self.core.rule(self.method)
+
+    # --- derived from the core -----------------------------------------------------------------
+
+    @property
+    def params(self) -> np.ndarray:
+        """The estimates (statsmodels' name)."""
+        return self.estimates
+
+    @property
+    def bse(self) -> np.ndarray:
+        """The standard errors the intervals and tests are built from: the ``std err`` column (statsmodels' name)."""
+        return self.tested_std_errors
 
     @property
     def tested_std_errors(self) -> np.ndarray:
         """The standard errors the rows' intervals and tests are built from (see
         :attr:`InferenceResult.tested_std_error`)."""
         return self._rule.tested_errors
+
+    @property
+    def statistics(self) -> np.ndarray:
+        """Each row's test statistic, as :attr:`statistic_kinds` says what it is."""
+        return self._rule.statistics(self.null_values, self.alternative)
+
+    tvalues = statistics
+
+    @property
+    def statistic_kinds(self) -> np.ndarray:
+        """What each row's statistic is: ``"plain"`` (coef minus null over std err), ``"atanh"`` (the same on
+        atanh of the bounded value) or ``"from p"`` (the t with the row's p-value, for a test that inverts an
+        interval using Monte Carlo draws)."""
+        return self._rule.statistic_kinds
+
+    @property
+    def pvalues(self) -> np.ndarray:
+        """p-values of each row's test (with Monte Carlo draws: the test that inverts the interval)."""
+        return self._rule.pvalues(self.null_values, self.alternative)
+
+    @property
+    def pvalues_adjusted(self) -> np.ndarray | None:
+        """p-values adjusted by :meth:`correct`'s method (None without a correction)."""
+        if self.correction is None:
+            return None
+        return multipletests(self.pvalues, alpha=self.significance_level, method=self.correction)[1]
+
+    @property
+    def variance_contributions(self) -> np.ndarray | None:
+        """``(len(words), m)``: each word's delta-method contribution to each row's variance."""
+        return None if self.shares is None else self.shares.contributions(np.eye(len(self)))
 
     @property
     def attenuation(self) -> np.ndarray:
@@ -386,30 +316,15 @@ class ResultFamily:
             return np.full(len(self), np.nan)
         return self.estimates - np.median(self.draws, axis=0)
 
-    @property
-    def statistics(self) -> np.ndarray:
-        """Wald t (or z) statistics on the test scale."""
-        return self._rule.statistics(self.null_values)
+    @positional_significance_level
+    def conf_int(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
+        """Intervals around the estimates, a row per statistic (columns ``lower``, ``upper``).
 
-    @property
-    def pvalues(self) -> np.ndarray:
-        """p-values (with Monte Carlo draws on the bounded scale: the larger of the Wald and the draws')."""
-        return self._rule.pvalues(self.null_values, self.alternative)
+        See :meth:`InferenceResult.conf_int`.
+        """
+        return pd.DataFrame(self._rule.conf_int(confidence_level), index=list(self.names), columns=["lower", "upper"])
 
-    def __getitem__(self, k: int | str) -> InferenceResult:
-        k = self.names.index(k) if isinstance(k, str) else k
-        draws = None if self.draws is None else self.draws[:, k]
-        contributions = None if self.variance_contributions is None else self.variance_contributions[:, k]
-        return InferenceResult.wald(self.names[k], self.estimates[k], self.std_errors[k],
-                                    null_value=self.null_values[k], alternative=self.alternative,
-                                    method=self.method, words=self.words, dropped=self.dropped, draws=draws,
-                                    uncertainty=self.uncertainty, variance_contributions=contributions,
-                                    df=self.df[k], bounds=tuple(self.bounds[k]), scale=self.scale,
-                                    method_reason=self.method_reason, caveats=self.caveats,
-                                    delta_std_error=(np.nan if self.delta_covariance is None
-                                                     else float(np.sqrt(self.delta_covariance[k, k]))),
-                                    dropped_noun=self.dropped_noun, draws_interval=self.draws_interval,
-                                    prior_link=None if self.prior_link is None else self.prior_link.row(k))
+    # --- new families from this one ------------------------------------------------------------
 
     @renamed_keywords(alpha=("significance_level", None))
     def correct(self, method: str, significance_level: float = 0.05) -> ResultFamily:
@@ -422,8 +337,8 @@ class ResultFamily:
         significance_level : float, default=0.05
             The family-wise error rate (or false discovery rate); only two-stage methods use it.
         """
-        adjusted = multipletests(self.pvalues, alpha=significance_level, method=method)[1]
-        return replace(self, correction=method, pvalues_adjusted=adjusted)
+        multipletests(self.pvalues[:1], alpha=significance_level, method=method)  # an unknown method fails here
+        return dataclasses.replace(self, correction=method, significance_level=significance_level)
 
     def linear(self, weights: np.ndarray, names: Sequence[str], name: str, alternative: str = "two-sided",
                null_values: Sequence[float] | float | None = None) -> ResultFamily:
@@ -441,19 +356,8 @@ class ResultFamily:
             df = welch_satterthwaite(contributions, shares.dofs)
         else:
             df = np.full(weights.shape[0], np.inf)
-        nulls = (np.zeros(weights.shape[0]) if null_values is None
-                 else np.broadcast_to(np.asarray(null_values, float), (weights.shape[0],)).copy())
-        return ResultFamily(name=name, names=tuple(names), estimates=weights @ self.estimates,
-                            covariance=weights @ self.covariance @ weights.T, null_values=nulls,
-                            alternative=alternative, method=self.method, uncertainty=self.uncertainty,
-                            words=self.words, dropped=self.dropped,
-                            draws=None if self.draws is None else self.draws @ weights.T,
-                            variance_contributions=contributions, df=df,
-                            bounds=linear_bounds(weights, self.bounds), scale=self.scale,
-                            method_reason=self.method_reason, caveats=self.caveats, shares=shares,
-                            delta_covariance=(None if self.delta_covariance is None
-                                              else weights @ self.delta_covariance @ weights.T),
-                            dropped_noun=self.dropped_noun, draws_interval=self.draws_interval,
+        return ResultFamily(name, tuple(names), self.core.mapped(weights, df), self.provenance, null_values,
+                            alternative, shares=shares,
                             prior_link=None if self.prior_link is None else self.prior_link.mapped(weights))
 
     def contrast(self, weights: Sequence[float], name: str | None = None, null_value: float = 0.0,
@@ -475,19 +379,30 @@ class ResultFamily:
         weights[i], weights[j] = 1.0, -1.0
         return self.contrast(weights, name=f"[{self.names[i]}] - [{self.names[j]}]", alternative=alternative)
 
-    @positional_significance_level
-    def conf_int(self, *, confidence_level: float = 0.95) -> np.ndarray:
-        """``(m, 2)`` intervals around the estimates, on the family's scale and reference distributions.
+    # --- renderings ----------------------------------------------------------------------------
 
-        See :meth:`InferenceResult.conf_int`.
-        """
-        return self._rule.conf_int(confidence_level)
+    def _frame(self, rows: Sequence[int], confidence_level: float) -> pd.DataFrame:
+        """The parameter table of ``rows``: the one rendering of a family and of its one-row views."""
+        rule = self._rule
+        rows = list(rows)
+        tested, spreads = rule.tested_errors[rows], self.std_errors[rows]
+        return parameter_frame([self.names[k] for k in rows], self.estimates[rows], tested,
+                               rule.statistics(self.null_values, self.alternative)[rows], rule.statistic_kinds[rows],
+                               self.pvalues[rows], rule.conf_int(confidence_level)[rows], self.df[rows],
+                               self.alternative, spreads=None if np.array_equal(tested, spreads, equal_nan=True) else spreads)
+
+    def _summary(self, rule: InferenceRule, title: str, first: Sequence[str], frame: pd.DataFrame) -> Summary:
+        """The summary of ``frame`` (the family's rows, or one of them with its ``rule``): the one rendering path."""
+        provenance = self.provenance
+        lines = [*first, *([f"Method: {provenance.method_reason}"] if provenance.method_reason else []),
+                 *rule.interval_lines(), *column_lines(frame), *provenance.caveats]
+        return render(frame, title, notes(lines, provenance.uncertainty, provenance.words, provenance.dropped,
+                                          provenance.dropped_noun))
 
     @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The table of rows; with a correction, adjusted p-values in a named column."""
-        frame = parameter_frame(self.names, self.estimates, self.std_errors, self.statistics, self.pvalues,
-                                self.conf_int(confidence_level=confidence_level), self.df)
+        frame = self._frame(range(len(self)), confidence_level)
         if self.correction is not None:
             frame[f"P adj. ({self.correction})"] = self.pvalues_adjusted
         return frame
@@ -499,18 +414,247 @@ class ResultFamily:
         if self.correction is not None:
             first.insert(0, f"P adj. ({self.correction}): p-values adjusted for {len(self)} tests with "
                             f"multipletests(method={self.correction!r})")
-        if self.method_reason:
-            first.append(f"Method: {self.method_reason}")
-        first += self._rule.interval_lines()
-        return render(self.summary_frame(confidence_level=confidence_level), f"{self.name}: {self.method}",
-                      notes([*first, *self.caveats], self.uncertainty, self.words, self.dropped, self.dropped_noun))
+        return self._summary(self._rule, f"{self.name}: {self.method}", first,
+                             self.summary_frame(confidence_level=confidence_level))
 
     def to_contrast(self) -> ContrastResults:
         """The rows as statsmodels ``ContrastResults`` (two-sided; t when every row has finite df)."""
         if np.isfinite(self.df).all():
-            return ContrastResults(t=self.statistics, effect=self.estimates, sd=self.std_errors, df_denom=self.df)
-        return ContrastResults(effect=self.estimates, sd=self.std_errors, statistic=self.statistics,
+            return ContrastResults(t=self.statistics, effect=self.estimates, sd=self.tested_std_errors,
+                                   df_denom=self.df)
+        return ContrastResults(effect=self.estimates, sd=self.tested_std_errors, statistic=self.statistics,
                                distribution="norm")
+
+    def __str__(self) -> str:
+        return str(self.summary())
+
+
+@dataclass(frozen=True, eq=False)
+class InferenceResult:
+    """A statistic of the embedding with its standard error, test and interval: row ``row`` of ``family``.
+
+    Unpacks as ``statistic, pvalue = result``. Build one with :meth:`wald`, or take a row of a
+    :class:`ResultFamily`; every number reads through to the family's core.
+
+    Attributes
+    ----------
+    family : ResultFamily
+    row : int
+    """
+
+    family: ResultFamily
+    row: int = 0
+
+    @classmethod
+    def wald(cls, name: str, estimate: float, std_error: float, *, null_value: float = 0.0,
+             alternative: str = "two-sided", delta_std_error: float = np.nan, bounds: tuple = UNBOUNDED,
+             df: float = np.inf, prior_link: PriorLink | None = None, **attributes) -> InferenceResult:
+        """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
+
+        ``attributes`` are any of :class:`Estimates` (``scale``, ``draws``, ``draws_interval``) and
+        :class:`Provenance`. With Monte Carlo draws the test asks the draws, as ``draws_interval``
+        says (see ``glovev_ext.stats.intervals``).
+        """
+        draws = attributes.pop("draws", None)
+        delta = None if np.isnan(delta_std_error) else np.array([[float(delta_std_error) ** 2]])
+        family = ResultFamily.of(name, [name], [float(estimate)], [[float(std_error) ** 2]], df=[df],
+                                 bounds=bounds, delta_covariance=delta,
+                                 draws=None if draws is None else np.asarray(draws, dtype=np.float64).reshape(-1, 1),
+                                 null_values=null_value, alternative=alternative, prior_link=prior_link,
+                                 **attributes)
+        return cls(family)
+
+    def replace(self, **changes) -> InferenceResult:
+        """A copy with some attributes changed (``name``, and those of the core, provenance or family)."""
+        if "name" in changes:
+            name = changes.pop("name")
+            changes.update(name=name, names=tuple(name if k == self.row else n
+                                                 for k, n in enumerate(self.family.names)))
+        return InferenceResult(self.family.replace(**changes), self.row)
+
+    def __iter__(self) -> Iterator[float]:
+        return iter((self.statistic, self.pvalue))
+
+    def __repr__(self) -> str:
+        return (f"InferenceResult(name={self.name!r}, estimate={self.estimate:.6g}, std_error={self.std_error:.6g}, "
+                f"statistic={self.statistic:.6g}, pvalue={self.pvalue:.6g}, method={self.method!r})")
+
+    # --- what the row holds ---------------------------------------------------------------------
+
+    @property
+    def _rule(self) -> InferenceRule:
+        return self.family._rule.row(self.row)
+
+    @property
+    def name(self) -> str:
+        return self.family.names[self.row]
+
+    @property
+    def estimate(self) -> float:
+        """The statistic at the trained vectors."""
+        return float(self.family.estimates[self.row])
+
+    @property
+    def std_error(self) -> float:
+        """Its standard error: the delta method's, or the spread of the Monte Carlo draws."""
+        return float(self.family.std_errors[self.row])
+
+    @property
+    def delta_std_error(self) -> float:
+        """The delta method's standard error when :attr:`std_error` is Monte Carlo's (NaN otherwise)."""
+        delta = self.family.delta_covariance
+        return np.nan if delta is None else float(np.sqrt(delta[self.row, self.row]))
+
+    @property
+    def null_value(self) -> float:
+        return float(self.family.null_values[self.row])
+
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of the t reference distribution (inf: normal)."""
+        return float(self.family.df[self.row])
+
+    @property
+    def bounds(self) -> tuple:
+        """The range the statistic can attain (``(-inf, inf)`` if unbounded)."""
+        return tuple(map(float, self.family.bounds[self.row]))
+
+    @property
+    def draws(self) -> np.ndarray | None:
+        """Monte Carlo draws of the statistic."""
+        return None if self.family.draws is None else self.family.draws[:, self.row]
+
+    @property
+    def variance_contributions(self) -> np.ndarray | None:
+        """The variance each word of ``words`` contributes (delta method; they add up to its variance)."""
+        contributions = self.family.variance_contributions
+        return None if contributions is None else contributions[:, self.row]
+
+    @property
+    def prior_link(self) -> PriorLink | None:
+        link = self.family.prior_link
+        return None if link is None else link.row(self.row)
+
+    alternative = property(lambda self: self.family.alternative)
+    scale = property(lambda self: self.family.scale)
+    draws_interval = property(lambda self: self.family.draws_interval)
+    method = property(lambda self: self.family.method)
+    method_reason = property(lambda self: self.family.method_reason)
+    uncertainty = property(lambda self: self.family.uncertainty)
+    words = property(lambda self: self.family.words)
+    dropped = property(lambda self: self.family.dropped)
+    dropped_noun = property(lambda self: self.family.dropped_noun)
+    caveats = property(lambda self: self.family.caveats)
+
+    # --- derived from the core -----------------------------------------------------------------
+
+    @property
+    def statistic(self) -> float:
+        """The test statistic; :attr:`statistic_kind` says what it is (see :attr:`ResultFamily.statistic_kinds`)."""
+        return float(self._rule.statistics([self.null_value], self.alternative)[0])
+
+    @property
+    def statistic_kind(self) -> str:
+        return str(self._rule.statistic_kinds[0])
+
+    @property
+    def pvalue(self) -> float:
+        return float(self._rule.pvalues([self.null_value], self.alternative)[0])
+
+    @property
+    def tested_std_error(self) -> float:
+        """The standard error this result's interval and test are built from.
+
+        ``std_error``, except for a Monte Carlo result whose interval uses its draws: there the delta
+        method's (:attr:`delta_std_error`), since the draws' spread, which a bounded statistic caps,
+        understates how far the estimate moves (docs/method.md 6.3 and 7.2). Comparisons of results
+        (:func:`~glovev_ext.stats.compare_models`) weigh them by it.
+        """
+        return float(self._rule.tested_errors[0])
+
+    params = estimate
+    bse = tested_std_error
+    tvalues = statistic
+    pvalues = pvalue
+
+    @property
+    def attenuation(self) -> float:
+        """The estimate minus the median of the Monte Carlo draws (NaN without draws).
+
+        The draws perturb the trained vectors with GloVe-V's noise, which pulls cosines and
+        correlations toward 0: for those, a positive value (negative for a negative estimate) says
+        how far the noise attenuates the statistic, and the estimate is attenuated likewise by the
+        noise in the trained vectors (docs/method.md section 6.9).
+        """
+        return float(self.family.attenuation[self.row])
+
+    @positional_significance_level
+    def conf_int(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
+        """Interval around the estimate at the trained vectors, on the result's scale and reference distribution.
+
+        Parameters
+        ----------
+        confidence_level : float, default=0.95
+
+        Notes
+        -----
+        On the bounded scale: ``g(estimate) -+ q se_g`` mapped back (``g`` the atanh of the value
+        rescaled to (-1, 1), ``q`` the t quantile, ``se_g = se g'(estimate)`` with the delta method's
+        ``se``). Monte Carlo results use their draws as :attr:`draws_interval` says: joined with the
+        draws' percentile interval slid to the estimate (bounded scale), or extended by the draws'
+        shift (``glovev_ext.stats.intervals``). On the linear scale otherwise: the paper's
+        ``estimate -+ q se``, with the draws' spread as ``se`` for Monte Carlo.
+        """
+        low, high = self._rule.conf_int(confidence_level)[0]
+        return float(low), float(high)
+
+    @positional_significance_level
+    def percentile_interval(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
+        """The central ``confidence_level`` quantiles of the Monte Carlo draws.
+
+        These describe the statistic of perturbed vectors (each word's t distribution with
+        ``use_t``), whose noise pulls cosines and correlations toward 0 (docs/method.md section 3):
+        the interval can miss the estimate at the trained vectors. :meth:`conf_int` says what the
+        reported interval makes of them.
+        """
+        if self.draws is None or self.method != MONTE_CARLO:
+            raise ValueError("only Monte Carlo results have draws")
+        low, high = percentile_bounds(self.draws, confidence_level)[0]
+        return float(low), float(high)
+
+    def variance_by_word(self) -> pd.Series:
+        """Each word's share of the delta-method variance, largest first (which words make it uncertain)."""
+        contributions = self.variance_contributions
+        if contributions is None:
+            raise ValueError("only results of a Statistic have per-word contributions")
+        shares = pd.Series(contributions / contributions.sum(), index=list(self.words))
+        return shares.sort_values(ascending=False).rename("share of variance")
+
+    # --- renderings ----------------------------------------------------------------------------
+
+    @positional_significance_level
+    def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
+        """One-row table: estimate, std err, statistic, p-value, interval and, for t, its degrees of freedom."""
+        return self.family._frame([self.row], confidence_level)
+
+    @positional_significance_level
+    def summary(self, *, confidence_level: float = 0.95) -> Summary:
+        """A statsmodels ``Summary`` with the parameter table and what the result rests on."""
+        first = [f"H0: value = {self.null_value:g}, alternative: {self.alternative}",
+                 reference_line([self.df], np.array([self.bounds]), self.scale)]
+        return self.family._summary(self._rule, f"{self.name}: {self.method}", first,
+                                    self.summary_frame(confidence_level=confidence_level))
+
+    def to_contrast(self) -> ContrastResults:
+        """The result as statsmodels ``ContrastResults`` (t with ``df``, or normal; two-sided p-value).
+
+        Its own ``conf_int`` is symmetric on the statistic; :meth:`conf_int` here respects the bounds.
+        """
+        if np.isfinite(self.df):
+            return ContrastResults(t=np.array([self.statistic]), effect=np.array([self.estimate]),
+                                   sd=np.array([self.tested_std_error]), df_denom=self.df)
+        return ContrastResults(effect=np.array([self.estimate]), sd=np.array([self.tested_std_error]),
+                               statistic=np.array([self.statistic]), distribution="norm")
 
     def __str__(self) -> str:
         return str(self.summary())
@@ -552,7 +696,8 @@ class NeighborsResult:
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """Similarity, standard error, interval, rank probability and the test against the next neighbour."""
         frame = self.similarities.summary_frame(confidence_level=confidence_level)
-        frame = frame[["coef", "std err", "Conf. Int. Low", "Conf. Int. Upp."]]
+        frame = frame[[column for column in ("coef", "std err", DRAWS_SD, "Conf. Int. Low", "Conf. Int. Upp.")
+                       if column in frame]]
         frame.index = self.neighbors
         frame.insert(0, "rank", np.arange(1, len(frame) + 1))
         frame["P(this rank)"] = np.diag(self.rank_probabilities.to_numpy())
@@ -574,114 +719,12 @@ class NeighborsResult:
                      "Reference:", "Reference of the intervals:"),
                  reference_line(adjacent.df, adjacent.bounds, adjacent.scale, df_column=False).replace(
                      "Reference:", "Reference of the one-sided tests against the next:")]
-        if family.method_reason:
-            first.append(f"Method: {family.method_reason}")
-        first += family._rule.interval_lines()
-        return render(self.summary_frame(confidence_level=confidence_level),
-                      f"Nearest neighbours of {self.word!r}: {family.method}, "
-                      f"{self.n_draws} Monte Carlo draws for ranks",
-                      [*notes([*first, *family.caveats], family.uncertainty, family.words, family.dropped,
-                              family.dropped_noun), NEIGHBOR_COLUMNS])
+        title = f"Nearest neighbours of {self.word!r}: {family.method}, {self.n_draws} Monte Carlo draws for ranks"
+        summary = family._summary(family._rule, title, first, self.summary_frame(confidence_level=confidence_level))
+        summary.add_extra_txt([NEIGHBOR_COLUMNS])
+        return summary
 
     def __str__(self) -> str:
         return str(self.summary())
 
 
-@dataclass(frozen=True)
-class InferenceRule:
-    """What intervals and tests of ``m`` values rest on, and the one rule that turns it into them.
-
-    ``glovev_ext.stats.intervals``: on the test scale with ``se g'(estimate)`` (the delta method's
-    ``se`` for Monte Carlo, when known) and t(``df``). A Monte Carlo rule with draws uses them as
-    ``draws_interval`` says: ``"union"`` (bounded scale only) joins the draws' percentile interval,
-    slid from their median to the estimate; ``"extended"`` extends the interval by the draws' shift.
-    """
-
-    estimates: np.ndarray
-    std_errors: np.ndarray
-    delta_std_errors: np.ndarray | None
-    df: np.ndarray
-    bounds: np.ndarray
-    scale: str
-    method: str
-    draws: np.ndarray | None
-    draws_interval: str = UNION
-
-    @classmethod
-    def of_one(cls, estimate: float, std_error: float, delta_std_error: float, df: float, bounds: np.ndarray,
-               scale: str, method: str, draws: np.ndarray | None, draws_interval: str = UNION) -> InferenceRule:
-        """The rule for a single value (a draw per row, if any)."""
-        return cls(np.array([estimate]), np.array([std_error]),
-                   None if np.isnan(delta_std_error) else np.array([delta_std_error]), np.array([df]), bounds, scale,
-                   method, None if draws is None else np.asarray(draws).reshape(-1, 1), draws_interval)
-
-    @property
-    def _uses(self) -> str | None:
-        """How the draws enter: ``UNION``, ``EXTENDED`` or None (a Wald interval)."""
-        if self.method != MONTE_CARLO or self.draws is None:
-            return None
-        if self.draws_interval == EXTENDED:
-            return EXTENDED
-        return UNION if self.scale == "bounded" else None
-
-    @property
-    def tested_errors(self) -> np.ndarray:
-        """The standard errors (on the statistic's own scale) the intervals and tests are built from: the
-        delta method's where a Monte Carlo rule uses its draws and has them, else ``std_errors``."""
-        use_delta = self._uses is not None and self.delta_std_errors is not None
-        return self.delta_std_errors if use_delta else self.std_errors
-
-    @property
-    def _scale_errors(self) -> np.ndarray:
-        return scaled_errors(self.estimates, self.tested_errors, self.bounds, self.scale)
-
-    @property
-    def _shift(self) -> np.ndarray:
-        return draws_shift(self.estimates, self.draws, self.bounds, self.scale)
-
-    def statistics(self, null_values) -> np.ndarray:
-        return wald_statistics(self.estimates, self._scale_errors, np.asarray(null_values, dtype=np.float64),
-                               self.bounds, self.scale)
-
-    def pvalues(self, null_values, alternative: str) -> np.ndarray:
-        nulls = np.asarray(null_values, dtype=np.float64)
-        if self._uses == EXTENDED:
-            return extended_pvalues(self.estimates, self._scale_errors, self._shift, nulls, self.df, self.bounds,
-                                    self.scale, alternative)
-        if self._uses == UNION:
-            return union_pvalues(self.estimates, self._scale_errors, self.draws, nulls, self.df, self.bounds,
-                                 self.scale, alternative)
-        return pvalue(self.statistics(nulls), self.df, alternative)
-
-    def conf_int(self, confidence_level: float) -> np.ndarray:
-        if self._uses == EXTENDED:
-            return extended_intervals(self.estimates, self._scale_errors, self._shift, self.df, self.bounds,
-                                      self.scale, confidence_level)
-        if self._uses == UNION:
-            return union_intervals(self.estimates, self._scale_errors, self.draws, self.df, self.bounds, self.scale,
-                                   confidence_level)
-        return intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
-
-    def interval_lines(self) -> list[str]:
-        """What a summary says about an interval that uses draws: how it is formed, and, for one value, where
-        the draws lie."""
-        where = "on atanh" if self.scale == "bounded" and np.isfinite(self.bounds).all() else ""
-        which = "the delta method's" if self.delta_std_errors is not None else "the draws'"
-        reference = "t" if np.isfinite(self.df).any() else "normal"
-        if self._uses == UNION:
-            return [f"Interval: the union of the {reference} interval around the estimate ({which} standard error) and "
-                    "the draws' percentile interval, slid from the draws' median to the estimate (one piece; "
-                    "docs/method.md 6.9)"]
-        if self._uses != EXTENDED:
-            return []
-        line = (f"Interval: the {reference} interval around the estimate ({which} standard error"
-                f"{', ' + where if where else ''})"
-                " extended by the draws' shift, up to 2 g(estimate) - g(median of the draws): the noise that moves "
-                "the draws from the estimate moves the estimate from its noise-free value about as far "
-                "(docs/method.md 6.9)")
-        if len(self.estimates) == 1:
-            median = float(np.median(self.draws))
-            gap = float(self.estimates[0]) - median
-            line += (f"; the draws' median is {median:.4g}, {abs(gap):.4g} {'below' if gap > 0 else 'above'} the "
-                     "estimate (attenuation)")
-        return [line]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -73,7 +72,7 @@ def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method:
         raise ValueError(f"no pair is usable; dropped: {', '.join(dropped)}")
     family = estimate(kv, cosine_statistic(kept, name="cosine similarities"), method=method, alternative=alternative,
                       n_draws=n_draws, random_state=random_state, dropped=dropped, use_t=use_t, scale=scale)
-    return dataclasses.replace(family, dropped_noun="pair")
+    return family.replace(dropped_noun="pair")
 
 
 @renamed_keywords(rng=RNG)

@@ -180,7 +180,7 @@ def interval_coverage(simulator: RowSimulator, statistic: Statistic, n_replicati
     for r in range(n_replications):
         words = simulator.draw(statistic.keys, generator)
         family = estimate_resolved(words, statistic, random_state=generator, **options)
-        interval = family.conf_int(confidence_level=confidence_level)
+        interval = family.conf_int(confidence_level=confidence_level).to_numpy()
         covered[r] = (interval[:, 0] <= truth) & (truth <= interval[:, 1])
         widths[r] = interval[:, 1] - interval[:, 0]
         methods[family.method] = methods.get(family.method, 0) + 1

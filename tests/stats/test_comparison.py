@@ -15,7 +15,6 @@ default equality test rejects no more than the plain delta-method z from the sam
 
 from __future__ import annotations
 
-import dataclasses
 import types
 import warnings
 
@@ -539,7 +538,7 @@ def test_equality_of_a_cosine_in_two_random_halves_rejects_no_more_than_the_delt
     z = (plain[0].estimates - plain[1].estimates) / np.hypot(plain[0].std_errors, plain[1].std_errors)
     default, methods = [], []
     for a, b in pairs:
-        results = [dataclasses.replace(half.similarity_test(a, b, random_state=0), prior_link=None)
+        results = [half.similarity_test(a, b, random_state=0).replace(prior_link=None)
                    for half in (half_a, half_b)]
         default.append(float(compare_models(results).equality().pvalue))
         methods += [r.method for r in results]
@@ -637,7 +636,7 @@ def self_similarity_coverage(simulation, truth_cosine, replications=300):
     for _ in range(replications):
         first = simulation.simulator.draw([word], generator)
         second = simulation.simulator.draw([word], generator, shifts={word: shift})
-        low, high = self_similarity(first, second, [word], method="delta").conf_int()[0]
+        low, high = self_similarity(first, second, [word], method="delta").conf_int().iloc[0]
         covered += low <= truth_cosine <= high
     return covered / replications
 

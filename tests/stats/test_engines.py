@@ -174,7 +174,7 @@ def test_where_the_draws_are_shifted_the_extended_interval_covers(kv):
         default = estimate_resolved(words, statistic, random_state=generator, n_draws=500)
         kinds.add(default.method if default.method == "delta method" else default.draws_interval)
         for name, family in (("default", default), ("delta", estimate_resolved(words, statistic, method="delta"))):
-            low, high = family.conf_int()[0]
+            low, high = family.conf_int().iloc[0]
             covered[name].append(low <= true_value <= high)
     assert 0.935 <= np.mean(covered["default"]) <= 0.965, np.mean(covered["default"])
     assert np.mean(covered["delta"]) < 0.935, np.mean(covered["delta"])

@@ -296,7 +296,7 @@ def test_results_on_the_papers_pseudo_inverse_say_their_variance_is_understated(
 def test_weat_intervals_stay_within_the_attainable_range(kv):
     family = kv.weat_test(*SPEECH, random_state=0)
     bound = effect_size_bound(4, 4, 1)
-    low, high = family.conf_int()[0]
+    low, high = family.conf_int().iloc[0]
     assert -bound <= low <= high <= bound
     paper = kv.weat_test(*SPEECH, method="delta", use_t=False, scale="linear")
     assert paper.std_errors[0] == pytest.approx(glovev_ext.estimate(kv, weat_statistic(*SPEECH),

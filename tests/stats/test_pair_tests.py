@@ -93,11 +93,17 @@ def test_table_summary_and_multiple_testing(kv, pairs):
     table = kv.similarity_tests(pairs, method="delta")
     frame = table.summary_frame()
     assert list(frame.index) == [f"cos({a}, {b})" for a, b in pairs]
-    assert list(frame.columns) == ["coef", "std err", "t", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.", "df",
-                                   "method"]
+    assert list(frame.columns) == ["coef", "std err", "t (atanh)", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.",
+                                   "df", "method"]
     text = str(table.summary())
     assert "each row its own test" in text and f"delta method for {len(pairs)} of {len(pairs)} pairs" in text
-    np.testing.assert_allclose(table.correct("holm"), multipletests(table.pvalues, method="holm")[1])
+    holm = table.correct("holm")
+    assert isinstance(holm, type(table)) and holm.correction == "holm"
+    np.testing.assert_allclose(holm.pvalues_adjusted, multipletests(table.pvalues, method="holm")[1])
+    np.testing.assert_allclose(holm.summary_frame()["P adj. (holm)"], holm.pvalues_adjusted)
+    assert "P adj. (holm)" in str(holm.summary())
+    with pytest.warns(DeprecationWarning, match="name it"):
+        np.testing.assert_allclose(table.correct().pvalues_adjusted, multipletests(table.pvalues, method="fdr_bh")[1])
 
 
 def test_unusable_pairs_raise_or_are_dropped_and_counted(kv, pairs):

@@ -43,7 +43,8 @@ def test_results_read_like_statsmodels(kv):
     low, high = result.conf_int(confidence_level=0.9)
     assert low == pytest.approx(result.estimate - 1.644854 * result.std_error, rel=1e-6)
     frame = result.summary_frame()
-    assert list(frame.columns) == ["coef", "std err", "z", "P>|z|", "Conf. Int. Low", "Conf. Int. Upp."]
+    assert list(frame.columns) == ["coef", "std err", "z", "P>z", "Conf. Int. Low", "Conf. Int. Upp."]
+    assert frame["z"].iloc[0] == pytest.approx((frame["coef"].iloc[0] - 0.5) / frame["std err"].iloc[0], rel=1e-12)
     assert "cos(man, woman): delta method" in str(result.summary())
     contrast = result.to_contrast()
     assert isinstance(contrast, ContrastResults)
@@ -69,7 +70,8 @@ def test_default_results_use_t_on_fishers_z(kv):
     at_edge = kv.similarity_test("man", "woman", null_value=low, alternative="larger", method="delta")
     assert at_edge.pvalue == pytest.approx(0.05)
     frame = result.summary_frame()
-    assert list(frame.columns) == ["coef", "std err", "t", "P>|t|", "Conf. Int. Low", "Conf. Int. Upp.", "df"]
+    assert list(frame.columns) == ["coef", "std err", "t (atanh)", "P>t", "Conf. Int. Low", "Conf. Int. Upp.", "df"]
+    assert result.statistic_kind == "atanh" and frame["t (atanh)"].iloc[0] == result.statistic
     text = str(result.summary())
     assert "Reference: t with" in text and "atanh" in text and "Method: delta method, as asked" in text
     contrast = result.to_contrast()
@@ -144,7 +146,9 @@ def test_shifted_draws_extend_the_interval_on_either_scale_and_every_rendering_a
     assert at_edge.pvalue == pytest.approx(0.05, rel=1e-9)
     inside = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4,
                                 null_value=np.tanh(z + shift / 2))
-    assert inside.pvalue == 1.0 and inside.statistic != 0  # the statistic stays the Wald statistic at the estimate
+    # the test inverts the interval, so its statistic is the t of that p-value: 0 inside the interval's core
+    assert inside.pvalue == 1.0 and inside.statistic == 0 and inside.statistic_kind == "from p"
+    assert at_edge.statistic == pytest.approx(-stats.t.isf(0.025, at_edge.df), rel=1e-9)
     linear = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4, scale="linear")
     assert linear.draws_interval == "extended"
     gap = linear.estimate - np.median(linear.draws)
@@ -163,7 +167,7 @@ def test_a_family_and_its_contrasts_keep_the_rule_of_their_draws(kv):
     for k in range(2):
         row = family[k]
         assert row.draws_interval == "extended" and row.attenuation == pytest.approx(family.attenuation[k])
-        np.testing.assert_allclose(family.conf_int()[k], row.conf_int(), rtol=1e-12)
+        np.testing.assert_allclose(family.conf_int().iloc[k], row.conf_int(), rtol=1e-12)
     difference = family.difference(0, 1)
     assert difference.draws_interval == "extended" and difference.bounds == (-2.0, 2.0)
     draws = family.draws[:, 0] - family.draws[:, 1]

@@ -111,7 +111,7 @@ def test_the_comparison_is_the_wald_test_of_the_difference_computed_by_hand(prio
     # each model's own row keeps its own error
     np.testing.assert_allclose(comparison.family.std_errors, [r.std_error for r in results])
     assert "posteriors under one prior" in str(comparison.summary())
-    independent = compare_models([dataclasses.replace(r, prior_link=None) for r in results])
+    independent = compare_models([r.replace(prior_link=None) for r in results])
     assert not independent.shared_prior and np.count_nonzero(independent.family.covariance - np.diag(
         np.diag(independent.family.covariance))) == 0
     assert "independent" in str(independent.summary())
@@ -204,7 +204,7 @@ def test_equality_of_a_cosine_under_one_prior_rejects_at_its_nominal_rate(prior,
         results = [wald_test(half, STATISTIC, method="delta", use_t=False)
                    for half in two_halves(strengths, prior, generator)]
         shared.append(float(compare_models(results, n_draws=500, random_state=generator).equality().pvalue))
-        independent.append(float(compare_models([dataclasses.replace(r, prior_link=None)
+        independent.append(float(compare_models([r.replace(prior_link=None)
                                                  for r in results]).equality().pvalue))
     rate, plain = float(np.mean(np.array(shared) < 0.05)), float(np.mean(np.array(independent) < 0.05))
     record_property("shared_prior_equality_rejection_rate", rate)

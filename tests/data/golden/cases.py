@@ -15,7 +15,6 @@ rows, so it needs the counts and the estimator, which a saved model does not kee
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +30,7 @@ from glovev_ext import (InferenceResult, KeyedVectorsWithVariance, ModelComparis
                         RelationalSimilarity, ResultFamily, SimilarityTests, Statistic, StudyPlan)
 from glovev_ext.stats import (coordinate_statistic, cosine_bias_statistic, cosine_statistic, minimum_detectable_effect,
                               power, stack, weat_statistic)
+from glovev_ext.stats.permutation import PermutationResult
 from glovev_ext.stats.semeval import SAMPLE_PATH
 
 GOLDEN = Path(__file__).resolve().parent
@@ -105,12 +105,9 @@ def inference(result: InferenceResult) -> Record:
               "estimate": result.estimate, "std_error": result.std_error, "null_value": result.null_value,
               "statistic": result.statistic, "pvalue": result.pvalue, "df": result.df, "bounds": result.bounds,
               "words": result.words, "dropped": result.dropped}
-    if result.method == "permutation":
-        record["draws"] = result.draws
-    else:
-        record.update(conf_int=result.conf_int(), conf_int_90=result.conf_int(confidence_level=0.9),
-                      tested_std_error=result.tested_std_error, delta_std_error=result.delta_std_error,
-                      attenuation=result.attenuation)
+    record.update(conf_int=result.conf_int(), conf_int_90=result.conf_int(confidence_level=0.9),
+                  tested_std_error=result.tested_std_error, delta_std_error=result.delta_std_error,
+                  attenuation=result.attenuation)
     if result.method == "Monte Carlo" and result.draws is not None:
         record["percentile_interval"] = result.percentile_interval()
     if result.variance_contributions is not None:
@@ -118,6 +115,13 @@ def inference(result: InferenceResult) -> Record:
         record["variance_by_word"] = frame(result.variance_by_word().to_frame())
     record["summary_frame"] = frame(result.summary_frame())
     return record
+
+
+def permutation(result: PermutationResult) -> Record:
+    """A permutation test: its statistic, p-value, null distribution and summary frame."""
+    return {"name": result.name, "method": result.method, "statistic": result.statistic, "pvalue": result.pvalue,
+            "null_distribution": result.null_distribution, "words": result.words, "dropped": result.dropped,
+            "summary_frame": frame(result.summary_frame())}
 
 
 def family(result: ResultFamily) -> Record:
@@ -128,8 +132,8 @@ def family(result: ResultFamily) -> Record:
               "covariance": result.covariance, "std_errors": result.std_errors, "null_values": result.null_values,
               "statistics": result.statistics, "pvalues": result.pvalues,
               "pvalues_holm": result.correct("holm").pvalues_adjusted, "df": result.df, "bounds": result.bounds,
-              "conf_int": result.conf_int(), "conf_int_90": result.conf_int(confidence_level=0.9),
-              "tested_std_errors": result.tested_std_errors, "attenuation": result.attenuation,
+              "conf_int": result.conf_int().to_numpy(),
+              "conf_int_90": result.conf_int(confidence_level=0.9).to_numpy(), "tested_std_errors": result.tested_std_errors, "attenuation": result.attenuation,
               "words": result.words, "dropped": result.dropped}
     if result.delta_covariance is not None:
         record["delta_covariance"] = result.delta_covariance
@@ -155,8 +159,8 @@ def tests_table(result: SimilarityTests) -> Record:
             "std_errors": result.std_errors, "df": result.df, "statistics": result.statistics,
             "pvalues": result.pvalues, "conf_int": result.conf_int(),
             "conf_int_90": result.conf_int(confidence_level=0.9),
-            "variance_contributions": result.variance_contributions, "holm": result.correct("holm"),
-            "fdr_bh": result.correct(), "dropped": result.dropped, "summary_frame": frame(result.summary_frame())}
+            "variance_contributions": result.variance_contributions, "holm": result.correct("holm").pvalues_adjusted,
+            "fdr_bh": result.correct("fdr_bh").pvalues_adjusted, "dropped": result.dropped, "summary_frame": frame(result.summary_frame())}
 
 
 def neighbors(result: NeighborsResult) -> Record:
@@ -314,10 +318,10 @@ def weat_paper_dropped(models: Models) -> Record:
 @case
 def weat_permutation(models: Models) -> Record:
     kv = models["posterior"]
-    return {"exact": inference(kv.weat_permutation_test(MALE, FEMALE, CAREER, FAMILY)),
-            "exact_two_sided": inference(kv.weat_permutation_test(MALE, FEMALE, CAREER, FAMILY,
-                                                                  alternative="two-sided")),
-            "sampled": inference(kv.weat_permutation_test(MALE, FEMALE, CAREER, FAMILY, n_permutations=200,
+    return {"exact": permutation(kv.weat_permutation_test(MALE, FEMALE, CAREER, FAMILY)),
+            "exact_two_sided": permutation(kv.weat_permutation_test(MALE, FEMALE, CAREER, FAMILY,
+                                                                    alternative="two-sided")),
+            "sampled": permutation(kv.weat_permutation_test(MALE, FEMALE, CAREER, FAMILY, n_permutations=200,
                                                           alternative="smaller", random_state=0))}
 
 
@@ -420,7 +424,7 @@ def part_results(models: Models, test: Callable[[KeyedVectorsWithVariance], Infe
 
 def unlinked(results: dict[str, InferenceResult]) -> dict[str, InferenceResult]:
     """The results without their link to the prior: compared as independent fits."""
-    return {name: dataclasses.replace(result, prior_link=None) for name, result in results.items()}
+    return {name: result.replace(prior_link=None) for name, result in results.items()}
 
 
 @case
