@@ -1,7 +1,8 @@
 """Stage 3, GloVe -> covariances: GloVe-V for every word, and where the covariances are kept.
 
 - :mod:`.wls`: the formulas for one word (H, s2, the optimum, the conditioning rule);
-- :mod:`.factor`: :class:`Factor`, how one covariance is kept, with every branch and rank rule;
+- :mod:`.factor`: :class:`Factor`, how one covariance is kept: a subclass per representation, and
+  the rank rules;
 - :mod:`.layout`: the per-word arrays, defined once; :mod:`.store_file`: the file format;
 - :mod:`.store`: :class:`CovarianceStore` and :class:`CovarianceStoreWriter`;
 - :mod:`.passes`: the one pass runner (threads; Dask in the private ``._dask``), in memory or to a
@@ -15,8 +16,9 @@
 
 from .estimator import ConditionalFit, GloVeVEstimator
 from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, EXACT, LOW_RANK,
-                     PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED, Factor, numerical_rank, pack_lower,
-                     packed_size, stored_size, unpack_lower)
+                     PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED, CholeskyFactor, DiagonalRootFactor,
+                     Factor, PseudoInverseFactor, RootFactor, ThinRootFactor, numerical_rank, pack_lower, packed_size,
+                     stored_size, unpack_lower)
 from .layout import PER_WORD_DTYPES, PerWord
 from .noise_scale import NoiseScale
 from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
@@ -31,8 +33,10 @@ __all__ = [
     "BlockSummary",
     "APPROXIMATION_NAMES",
     "CHOLESKY",
+    "CholeskyFactor",
     "DIAGONAL",
     "DIAGONAL_ROOT",
+    "DiagonalRootFactor",
     "CONDITIONING_CHOICES",
     "ConditionalFit",
     "CovarianceStore",
@@ -50,9 +54,12 @@ __all__ = [
     "POINT_ESTIMATES",
     "PER_WORD_DTYPES",
     "PSEUDO_INVERSE",
+    "PseudoInverseFactor",
     "THIN_ROOT",
+    "ThinRootFactor",
     "PassResult",
     "PerWord",
+    "RootFactor",
     "TRANSFORMED",
     "UNDEFINED",
     "UndefinedCovarianceError",

@@ -1,29 +1,37 @@
-"""How one word's covariance is kept, and every operation that depends on how it is kept.
+"""How one word's covariance is kept: :class:`Factor`, and one subclass per representation.
 
-A covariance is a residual variance ``sigma2`` and a lower-triangular factor ``F`` (stored packed,
-BLAS column-major), in one of three kinds:
+A covariance is a residual variance ``sigma2`` and a factor ``F``. Each way of keeping ``F`` is a
+subclass of :class:`Factor`, with an integer ``kind`` that the store records for the word:
 
-- ``CHOLESKY``: ``F`` is the Cholesky factor of ``H_i`` and ``Sigma = sigma2 (F F^T)^{-1}``;
-- ``PSEUDO_INVERSE``: ``F F^T`` is the Moore-Penrose pseudo-inverse of ``H_i`` (the paper's rule for
-  ill-conditioned words: eigenvalues at or below ``EIGENVALUE_CUTOFF`` times the largest dropped)
-  and ``Sigma = sigma2 F F^T``;
-- ``TRANSFORMED``: ``Sigma = sigma2 F F^T`` for any other square root, e.g. the image of a
-  covariance under a linear map (the unit-normalisation Jacobian) or a covariance read from a file.
+- :class:`CholeskyFactor` (``CHOLESKY``): ``F`` is the Cholesky factor of ``H_i`` and
+  ``Sigma = sigma2 (F F^T)^{-1}``;
+- :class:`RootFactor` (``TRANSFORMED``): ``Sigma = sigma2 F F^T`` for any lower-triangular square
+  root, e.g. the image of a covariance under a linear map (the unit-normalisation Jacobian) or a
+  covariance read from a file;
+- :class:`PseudoInverseFactor` (``PSEUDO_INVERSE``): a root whose ``F F^T`` is the Moore-Penrose
+  pseudo-inverse of ``H_i`` (the paper's rule for ill-conditioned words: eigenvalues at or below
+  ``EIGENVALUE_CUTOFF`` times the largest dropped);
+- :class:`DiagonalRootFactor` (``DIAGONAL_ROOT``) and :class:`ThinRootFactor` (``THIN_ROOT``) keep a
+  release's approximate covariances (``glovev_ext.adapters``) as they come, without a D x D triangle:
+  ``F`` is the diagonal (D numbers) or a ``(D, rank)`` root stored row by row, ``Sigma = sigma2 F F^T``.
 
-Two compact kinds keep a release's approximate covariances (``glovev_ext.adapters``) as they come,
-without a D x D triangle: ``DIAGONAL_ROOT`` (``F`` is the diagonal, D numbers) and ``THIN_ROOT``
-(``F`` is a ``(D, rank)`` root, ``Sigma = sigma2 F F^T``, stored row by row).
-
-:class:`Factor` is the only place that branches on the kind: quadratic forms, whitening, draws,
-square roots, dense matrices and solves all go through it, and it owns the rank rules: an eigen
-square root has the rank of the eigenvalues it keeps; the image of a map has the rank
-:func:`numerical_rank` reads off its triangular factor.
+Triangles are stored packed (BLAS column-major). A factor is built by a named constructor
+(:meth:`Factor.of_hessian`, :meth:`~Factor.of_covariance`, :meth:`~Factor.of_diagonal`,
+:meth:`~Factor.of_low_rank`, :meth:`~Factor.of_stored` for a store's row), never by its class.
+Quadratic forms, solves, maps and the scaling by ``sigma2`` are written once, on :class:`Factor`;
+each subclass overrides only what its representation does differently (products with its square
+root, its dense form, its variances). A stored kind is turned back into its class
+through one table, used by :meth:`Factor.of_stored`, :func:`stored_size` and the batched
+:func:`variances`. The rank rules live here too: an eigen square root has the rank of the
+eigenvalues it keeps; the image of a map has the rank :func:`numerical_rank` reads off its
+triangular factor.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import ClassVar
 
 import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
@@ -36,7 +44,6 @@ APPROXIMATION_NAMES = {EXACT: "exact", DIAGONAL: "diagonal", LOW_RANK: "low rank
 KIND_NAMES = {UNDEFINED: "undefined", CHOLESKY: "inverse", PSEUDO_INVERSE: "pseudo-inverse",
               TRANSFORMED: "transformed", DIAGONAL_ROOT: "diagonal", THIN_ROOT: "low rank",
               PENDING: "not computed yet"}
-_COMPACT = (DIAGONAL_ROOT, THIN_ROOT)
 EIGENVALUE_CUTOFF = 1e-3
 RANK_TOLERANCE = 1e-8
 _FEW_COLUMNS = 8  # up to this many gradients, BLAS works on the packed factor without unpacking it
@@ -50,11 +57,7 @@ def packed_size(dim: int) -> int:
 @lru_cache(maxsize=8)
 def stored_size(kind: int, dim: int, rank: int) -> int:
     """Entries of a factor of ``kind`` (a store row holds ``packed_size(dim)``; compact kinds use its start)."""
-    if kind == DIAGONAL_ROOT:
-        return dim
-    if kind == THIN_ROOT:
-        return dim * rank
-    return packed_size(dim)
+    return _representation(kind)._stored_size(dim, rank)
 
 
 def _packed_positions(dim: int) -> np.ndarray:
@@ -121,19 +124,7 @@ def variances(kinds: np.ndarray, packed: np.ndarray, dim: int, ranks: np.ndarray
     out = np.empty((kinds.size, dim))
     for kind in np.unique(kinds):
         words = np.flatnonzero(kinds == kind)
-        if kind == DIAGONAL_ROOT:
-            out[words] = packed[words, :dim] ** 2
-        elif kind == THIN_ROOT:
-            for rank in np.unique(ranks[words]):
-                same = words[ranks[words] == rank]
-                out[same] = (packed[same, :dim * rank].reshape(-1, dim, rank) ** 2).sum(axis=-1)
-        elif kind == CHOLESKY:
-            # diag((F F^T)^{-1}) holds the squared column norms of F^{-1}
-            out[words] = (np.linalg.inv(unpack_lower(packed[words], dim)) ** 2).sum(axis=-2)
-        elif kind in (PSEUDO_INVERSE, TRANSFORMED):
-            out[words] = (unpack_lower(packed[words], dim) ** 2).sum(axis=-1)
-        else:
-            raise ValueError(f"no covariance to take the diagonal of: kind {KIND_NAMES.get(int(kind), int(kind))}")
+        out[words] = _representation(kind)._unit_variances(packed[words], dim, ranks[words])
     return np.asarray(sigma2, dtype=np.float64)[:, None] * out
 
 
@@ -149,12 +140,17 @@ def numerical_rank(triangle: np.ndarray) -> int:
 
 @dataclass(frozen=True)
 class Factor:
-    """One word's covariance: ``Sigma = sigma2 (F F^T)^{-1}`` (kind ``CHOLESKY``) or ``sigma2 F F^T``.
+    """One word's covariance ``Sigma``: a residual variance and a factor, kept as one of the subclasses.
+
+    ``Factor`` is not built directly: its named constructors (:meth:`of_hessian`,
+    :meth:`of_covariance`, :meth:`of_diagonal`, :meth:`of_low_rank`, :meth:`of_stored`) pick the
+    representation. Every operation works on the factor, and ``Sigma`` is formed only by :meth:`dense`.
 
     Attributes
     ----------
     kind : int
-        ``CHOLESKY``, ``PSEUDO_INVERSE``, ``TRANSFORMED``, or a compact ``DIAGONAL_ROOT`` / ``THIN_ROOT``.
+        The representation, as a store records it (a class attribute): ``CHOLESKY``,
+        ``PSEUDO_INVERSE``, ``TRANSFORMED``, or a compact ``DIAGONAL_ROOT`` / ``THIN_ROOT``.
     packed : ndarray of float64
         ``F`` packed (column-major lower triangle); the diagonal, or the ``(D, rank)`` root row by
         row, for the compact kinds (:func:`stored_size` entries).
@@ -173,9 +169,18 @@ class Factor:
     approximation : int
         ``EXACT``, or how a covariance read from a release approximates the word's: ``DIAGONAL``
         (its variances only) or ``LOW_RANK`` (its leading ``rank`` eigenpairs); kept through maps.
+
+    Notes
+    -----
+    With ``S`` a square root of ``Sigma / sigma2`` (``F^{-T}`` for a :class:`CholeskyFactor`,
+    ``diag(F)`` for a :class:`DiagonalRootFactor`, ``F`` otherwise), a representation provides
+    ``_whiten_vector(g)`` (``S^T g``), ``_colorize_vector(y)`` (``S y``), ``_whiten(G)`` (``S^T G``)
+    and ``_colorize(Z)`` (``Z S^T``) or its own :meth:`whiten` and :meth:`transform_normal`,
+    ``_square_root()`` (``S``, D x D), ``_dense()`` (``S S^T``), :meth:`lower`, and the class methods
+    ``_unit_variances`` (``diag(S S^T)`` of a stack of stored rows) and ``_stored_size``.
     """
 
-    kind: int
+    kind: ClassVar[int]
     packed: np.ndarray
     dim: int
     rank: int
@@ -184,23 +189,36 @@ class Factor:
     understated: int = 0
     approximation: int = EXACT
 
-    @classmethod
-    def of_hessian(cls, hessian: np.ndarray, lower: np.ndarray | None, pseudo_inverse: bool) -> Factor:
+    def __post_init__(self) -> None:
+        if not hasattr(self, "kind"):
+            raise TypeError(f"{type(self).__name__} keeps no covariance of its own: build a factor with "
+                            "Factor.of_hessian, of_covariance, of_diagonal, of_low_rank or of_stored")
+
+    def __setstate__(self, state: dict) -> None:
+        # Before the subclasses, every factor was a Factor with its kind as a field; saved lazy
+        # stores hold such factors in their cache.
+        if "kind" in state:
+            object.__setattr__(self, "__class__", _representation(state["kind"]))
+            state = {name: value for name, value in state.items() if name != "kind"}
+        self.__dict__.update(state)
+
+    @staticmethod
+    def of_hessian(hessian: np.ndarray, lower: np.ndarray | None, pseudo_inverse: bool) -> Factor:
         """``H^{-1}`` from its Cholesky factor ``lower``, or (``pseudo_inverse``) the paper's pseudo-inverse.
 
         ``sigma2`` is 1: scale with :meth:`with_sigma2` once the residual variance is known.
         """
         dim = hessian.shape[0]
         if not pseudo_inverse:
-            return cls(CHOLESKY, pack_lower(lower), dim, dim)
+            return CholeskyFactor(pack_lower(lower), dim, dim)
         eigenvalues, eigenvectors = np.linalg.eigh(hessian)
         kept = eigenvalues > EIGENVALUE_CUTOFF * eigenvalues[-1]
         rank = int(kept.sum())
-        root = cls._of_root(eigenvectors[:, kept] / np.sqrt(eigenvalues[kept]), PSEUDO_INVERSE, 1.0, rank)
-        return replace(root, understated=dim - rank)
+        return PseudoInverseFactor._of_root(eigenvectors[:, kept] / np.sqrt(eigenvalues[kept]), rank,
+                                            understated=dim - rank)
 
-    @classmethod
-    def of_covariance(cls, covariance: np.ndarray) -> Factor:
+    @staticmethod
+    def of_covariance(covariance: np.ndarray) -> Factor:
         """A covariance given whole (symmetrised): its Cholesky factor, or an eigen square root if singular.
 
         Eigenvalues at or below ``D * eps`` times the largest are rounding and are dropped.
@@ -208,35 +226,160 @@ class Factor:
         covariance = (covariance + covariance.T) / 2
         dim = covariance.shape[0]
         try:
-            return cls(TRANSFORMED, pack_lower(np.linalg.cholesky(covariance)), dim, dim)
+            return RootFactor(pack_lower(np.linalg.cholesky(covariance)), dim, dim)
         except np.linalg.LinAlgError:
             eigenvalues, eigenvectors = np.linalg.eigh(covariance)
             kept = eigenvalues > dim * np.finfo(float).eps * max(eigenvalues[-1], 0.0)
-            return cls._of_root(eigenvectors[:, kept] * np.sqrt(eigenvalues[kept]), TRANSFORMED, 1.0, int(kept.sum()))
+            return RootFactor._of_root(eigenvectors[:, kept] * np.sqrt(eigenvalues[kept]), int(kept.sum()))
 
-    @classmethod
-    def of_diagonal(cls, variances: np.ndarray) -> Factor:
+    @staticmethod
+    def of_diagonal(variances: np.ndarray) -> Factor:
         """The diagonal approximation ``diag(variances)`` (non-negative), kept as its diagonal root."""
         variances = np.asarray(variances, dtype=np.float64)
-        return cls(DIAGONAL_ROOT, np.sqrt(variances), variances.size, int((variances > 0).sum()),
-                   approximation=DIAGONAL)
+        return DiagonalRootFactor(np.sqrt(variances), variances.size, int((variances > 0).sum()),
+                                  approximation=DIAGONAL)
 
-    @classmethod
-    def of_low_rank(cls, vectors: np.ndarray, values: np.ndarray) -> Factor:
+    @staticmethod
+    def of_low_rank(vectors: np.ndarray, values: np.ndarray) -> Factor:
         """The rank-k approximation ``U diag(s) U^T`` of ``(D, k)`` orthonormal ``vectors`` and ``values`` >= 0.
 
-        Kept as its root ``U diag(sqrt(s))`` (kind ``THIN_ROOT``; ``rank`` is its k columns) when that
-        is smaller than a triangle, else as the triangle of that root: the D x D covariance is never formed.
+        Kept as its root ``U diag(sqrt(s))`` (a :class:`ThinRootFactor`; ``rank`` is its k columns)
+        when that is smaller than a triangle, else as the triangle of that root: the D x D
+        covariance is never formed.
         """
         values = np.asarray(values, dtype=np.float64)
         root = np.asarray(vectors, dtype=np.float64) * np.sqrt(values)
         dim, k = root.shape
         if dim * k <= packed_size(dim):
-            return cls(THIN_ROOT, np.ascontiguousarray(root).ravel(), dim, k, approximation=LOW_RANK)
-        return replace(cls._of_root(root, TRANSFORMED, 1.0, int((values > 0).sum())), approximation=LOW_RANK)
+            return ThinRootFactor(np.ascontiguousarray(root).ravel(), dim, k, approximation=LOW_RANK)
+        return RootFactor._of_root(root, int((values > 0).sum()), approximation=LOW_RANK)
+
+    @staticmethod
+    def of_stored(kind: int, row: np.ndarray, dim: int, rank: int, sigma2: float = 1.0, dof: float = np.inf,
+                  understated: int = 0, approximation: int = EXACT) -> Factor:
+        """The factor a store keeps as ``kind`` in ``row`` (its first :func:`stored_size` entries, any float dtype).
+
+        The other parameters are the attributes of the same names.
+        """
+        representation = _representation(kind)
+        packed = np.asarray(row[:representation._stored_size(dim, rank)], dtype=np.float64)
+        return representation(packed, dim, rank, sigma2, dof, understated, approximation)
+
+    def with_sigma2(self, sigma2: float, dof: float | None = None) -> Factor:
+        """The same factor with residual variance ``sigma2`` (estimated with ``dof`` degrees of freedom)."""
+        return replace(self, sigma2=float(sigma2), dof=self.dof if dof is None else float(dof))
+
+    def mapped(self, linear_map: np.ndarray) -> Factor:
+        """The covariance of ``M w``: ``M Sigma M^T``, a :class:`RootFactor` (rank by :func:`numerical_rank`)."""
+        return RootFactor._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), sigma2=self.sigma2,
+                                   dof=self.dof, understated=self.understated, approximation=self.approximation)
+
+    def lower(self) -> np.ndarray:
+        """``F`` as a D x D lower-triangular matrix (for a compact kind: a triangle with the same ``F F^T``)."""
+        raise NotImplementedError
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        """``(Sigma / sigma2) rhs``: ``H^{-1} rhs`` (or the pseudo-inverse's) for a Hessian's factor.
+
+        ``S S^T rhs`` for the square root ``S``: on a triangle, two triangular products on the packed factor.
+        """
+        return self._colorize_vector(self._whiten_vector(np.ascontiguousarray(rhs, dtype=np.float64)))
+
+    def quad_form(self, g: np.ndarray) -> float:
+        """``g^T Sigma g`` from the factor, without forming ``Sigma``."""
+        y = self._whiten_vector(np.ascontiguousarray(g, dtype=np.float64))
+        return float(self.sigma2 * (y @ y))
+
+    def whiten(self, gradients: np.ndarray) -> np.ndarray:
+        """``S^T G`` for a ``(D, m)`` ``G`` and a square root ``S`` of ``Sigma``, so ``G^T Sigma G = Y^T Y``.
+
+        ``Y`` has D rows, or ``rank`` for a :class:`ThinRootFactor`.
+        """
+        return np.sqrt(self.sigma2) * self._whiten(gradients)
+
+    def transform_normal(self, z: np.ndarray) -> np.ndarray:
+        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)`` (a :class:`ThinRootFactor`
+        uses the first ``rank`` columns)."""
+        return np.sqrt(self.sigma2) * self._colorize(np.asarray(z))
+
+    def square_root(self) -> np.ndarray:
+        """A D x D matrix ``S`` with ``Sigma = S S^T``."""
+        return np.sqrt(self.sigma2) * self._square_root()
+
+    def variances(self) -> np.ndarray:
+        """The diagonal of ``Sigma`` (see :func:`variances`), without forming ``Sigma``."""
+        return self.sigma2 * self._unit_variances(self.packed[None], self.dim, np.array([self.rank]))[0]
+
+    def dense(self) -> np.ndarray:
+        """``Sigma`` as a D x D matrix."""
+        return self.sigma2 * self._dense()
+
+
+class _TriangularFactor(Factor):
+    """A factor kept as a packed D x D lower triangle ``F``."""
 
     @classmethod
-    def _of_root(cls, root: np.ndarray, kind: int, sigma2: float, rank: int | None = None) -> Factor:
+    def _stored_size(cls, dim: int, rank: int) -> int:
+        return packed_size(dim)
+
+    def lower(self) -> np.ndarray:
+        return unpack_lower(self.packed, self.dim)
+
+    def _whiten(self, gradients: np.ndarray) -> np.ndarray:
+        if gradients.shape[1] <= _FEW_COLUMNS:
+            return np.column_stack([self._whiten_vector(np.ascontiguousarray(g, dtype=np.float64))
+                                    for g in gradients.T])
+        return self._whiten_unpacked(gradients)
+
+
+class CholeskyFactor(_TriangularFactor):
+    """``Sigma = sigma2 (F F^T)^{-1}``, ``F`` the Cholesky factor of the word's ``H_i`` (kind ``CHOLESKY``).
+
+    Its square root is ``F^{-T}``: products with it are triangular solves. Built by
+    :meth:`Factor.of_hessian`; the attributes are :class:`Factor`'s.
+    """
+
+    kind = CHOLESKY
+
+    @classmethod
+    def _unit_variances(cls, packed: np.ndarray, dim: int, ranks: np.ndarray) -> np.ndarray:
+        # diag((F F^T)^{-1}) holds the squared column norms of F^{-1}
+        return (np.linalg.inv(unpack_lower(packed, dim)) ** 2).sum(axis=-2)
+
+    def _whiten_vector(self, g: np.ndarray) -> np.ndarray:
+        return blas.dtpsv(self.dim, self.packed, g, lower=1)
+
+    def _colorize_vector(self, y: np.ndarray) -> np.ndarray:
+        return blas.dtpsv(self.dim, self.packed, y, lower=1, trans=1)
+
+    def _whiten_unpacked(self, gradients: np.ndarray) -> np.ndarray:
+        return solve_triangular(self.lower(), gradients, lower=True, check_finite=False)
+
+    def _inverse_transpose_times(self, matrix: np.ndarray) -> np.ndarray:
+        return solve_triangular(self.lower(), matrix, lower=True, trans="T", check_finite=False)
+
+    def _colorize(self, z: np.ndarray) -> np.ndarray:
+        return self._inverse_transpose_times(z.T).T
+
+    def _square_root(self) -> np.ndarray:
+        return self._inverse_transpose_times(np.eye(self.dim))
+
+    def _dense(self) -> np.ndarray:
+        inverse = lapack.dpotri(self.lower(), lower=1)[0]
+        return np.tril(inverse) + np.tril(inverse, -1).T
+
+
+class RootFactor(_TriangularFactor):
+    """``Sigma = sigma2 F F^T`` for a lower-triangular square root ``F`` (kind ``TRANSFORMED``).
+
+    The image of a covariance under a linear map (:meth:`Factor.mapped`), or a covariance given whole
+    (:meth:`Factor.of_covariance`); the attributes are :class:`Factor`'s.
+    """
+
+    kind = TRANSFORMED
+
+    @classmethod
+    def _of_root(cls, root: np.ndarray, rank: int | None = None, **attributes) -> Factor:
         """The factor ``F`` with ``F F^T = root root^T`` for a ``(D, r)`` root: ``F^T`` is the R of a QR of ``root^T``.
 
         ``rank`` is known for an eigen square root (its columns); otherwise :func:`numerical_rank`.
@@ -245,113 +388,135 @@ class Factor:
         triangle = np.zeros((dim, dim))
         r = np.linalg.qr(root.T, mode="r")
         triangle[:r.shape[0]] = r
-        return cls(kind, pack_lower(triangle.T), dim, numerical_rank(triangle) if rank is None else rank, sigma2)
+        return cls(pack_lower(triangle.T), dim, numerical_rank(triangle) if rank is None else rank, **attributes)
 
-    def with_sigma2(self, sigma2: float, dof: float | None = None) -> Factor:
-        """The same factor with residual variance ``sigma2`` (estimated with ``dof`` degrees of freedom)."""
-        return replace(self, sigma2=float(sigma2), dof=self.dof if dof is None else float(dof))
+    @classmethod
+    def _unit_variances(cls, packed: np.ndarray, dim: int, ranks: np.ndarray) -> np.ndarray:
+        return (unpack_lower(packed, dim) ** 2).sum(axis=-1)
 
-    def mapped(self, linear_map: np.ndarray) -> Factor:
-        """The covariance of ``M w``: ``M Sigma M^T``, of kind ``TRANSFORMED`` (rank by :func:`numerical_rank`)."""
-        image = self._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), TRANSFORMED, self.sigma2)
-        return replace(image, dof=self.dof, understated=self.understated, approximation=self.approximation)
-
-    def lower(self) -> np.ndarray:
-        """``F`` as a D x D lower-triangular matrix (for a compact kind: a triangle with the same ``F F^T``)."""
-        if self.kind in _COMPACT:
-            return self._of_root(self._compact_root(), TRANSFORMED, 1.0, self.rank).lower()
-        return unpack_lower(self.packed, self.dim)
-
-    def _compact_root(self) -> np.ndarray:
-        """The ``(D, c)`` root of a compact kind (the diagonal as a D x D matrix)."""
-        if self.kind == DIAGONAL_ROOT:
-            return np.diag(self.packed)
-        return self.packed.reshape(self.dim, self.rank)
-
-    def solve(self, rhs: np.ndarray) -> np.ndarray:
-        """``(Sigma / sigma2) rhs``: ``H^{-1} rhs`` (or the pseudo-inverse's) for a Hessian's factor.
-
-        Two triangular products on the packed factor: ``F^{-T} F^{-1} rhs`` or ``F F^T rhs``.
-        """
-        y = self._packed_whiten(np.ascontiguousarray(rhs, dtype=np.float64))
-        if self.kind == DIAGONAL_ROOT:
-            return self.packed * y
-        if self.kind == THIN_ROOT:
-            return self.packed.reshape(self.dim, self.rank) @ y
-        if self.kind == CHOLESKY:
-            return blas.dtpsv(self.dim, self.packed, y, lower=1, trans=1)
-        return blas.dtpmv(self.dim, self.packed, y, lower=1)
-
-    def quad_form(self, g: np.ndarray) -> float:
-        """``g^T Sigma g`` from the factor, without forming ``Sigma``."""
-        y = self._packed_whiten(np.ascontiguousarray(g, dtype=np.float64))
-        return float(self.sigma2 * (y @ y))
-
-    def whiten(self, gradients: np.ndarray) -> np.ndarray:
-        """``S^T G`` for a ``(D, m)`` ``G`` and a square root ``S`` of ``Sigma``, so ``G^T Sigma G = Y^T Y``.
-
-        ``Y`` has D rows, or ``rank`` for a ``THIN_ROOT``.
-        """
-        if self.kind == DIAGONAL_ROOT:
-            return np.sqrt(self.sigma2) * self.packed[:, None] * gradients
-        if self.kind == THIN_ROOT:
-            return np.sqrt(self.sigma2) * (self.packed.reshape(self.dim, self.rank).T @ gradients)
-        if gradients.shape[1] <= _FEW_COLUMNS:
-            columns = [self._packed_whiten(np.ascontiguousarray(g, dtype=np.float64)) for g in gradients.T]
-            return np.sqrt(self.sigma2) * np.column_stack(columns)
-        if self.kind == CHOLESKY:
-            return np.sqrt(self.sigma2) * solve_triangular(self.lower(), gradients, lower=True, check_finite=False)
-        return np.sqrt(self.sigma2) * (self.lower().T @ gradients)
-
-    def _packed_whiten(self, g: np.ndarray) -> np.ndarray:
-        """``F^{-1} g`` (CHOLESKY) or ``F^T g`` (the others) by BLAS on the packed triangle."""
-        if self.kind == DIAGONAL_ROOT:
-            return self.packed * g
-        if self.kind == THIN_ROOT:
-            return self.packed.reshape(self.dim, self.rank).T @ g
-        if self.kind == CHOLESKY:
-            return blas.dtpsv(self.dim, self.packed, g, lower=1)
+    def _whiten_vector(self, g: np.ndarray) -> np.ndarray:
         return blas.dtpmv(self.dim, self.packed, g, lower=1, trans=1)
 
+    def _colorize_vector(self, y: np.ndarray) -> np.ndarray:
+        return blas.dtpmv(self.dim, self.packed, y, lower=1)
+
+    def _whiten_unpacked(self, gradients: np.ndarray) -> np.ndarray:
+        return self.lower().T @ gradients
+
+    def _colorize(self, z: np.ndarray) -> np.ndarray:
+        return (self.lower() @ z.T).T
+
+    def _square_root(self) -> np.ndarray:
+        return self.lower()
+
+    def _dense(self) -> np.ndarray:
+        lower = self.lower()
+        return lower @ lower.T
+
+
+class PseudoInverseFactor(RootFactor):
+    """A :class:`RootFactor` whose ``F F^T`` is the paper's pseudo-inverse of ``H_i`` (kind ``PSEUDO_INVERSE``).
+
+    Eigenvalues of ``H_i`` at or below ``EIGENVALUE_CUTOFF`` times the largest are dropped, so
+    ``rank`` is below D and ``understated`` is ``D - rank``. Built by :meth:`Factor.of_hessian`.
+    """
+
+    kind = PSEUDO_INVERSE
+
+
+class _CompactFactor(Factor):
+    """A factor kept as a ``(D, c)`` root ``R`` of ``Sigma / sigma2``, in fewer numbers than a triangle."""
+
+    def lower(self) -> np.ndarray:
+        return RootFactor._of_root(self._compact_root(), self.rank).lower()
+
+    def _square_root(self) -> np.ndarray:
+        root = np.zeros((self.dim, self.dim))
+        compact = self._compact_root()
+        root[:, :compact.shape[1]] = compact
+        return root
+
+    def _dense(self) -> np.ndarray:
+        root = self._compact_root()
+        return root @ root.T
+
+
+class DiagonalRootFactor(_CompactFactor):
+    """``Sigma = sigma2 diag(F)^2``, a release's diagonal approximation (kind ``DIAGONAL_ROOT``).
+
+    ``packed`` is the diagonal ``F`` (D numbers). Built by :meth:`Factor.of_diagonal`; the
+    attributes are :class:`Factor`'s.
+    """
+
+    kind = DIAGONAL_ROOT
+
+    @classmethod
+    def _stored_size(cls, dim: int, rank: int) -> int:
+        return dim
+
+    @classmethod
+    def _unit_variances(cls, packed: np.ndarray, dim: int, ranks: np.ndarray) -> np.ndarray:
+        return packed[:, :dim] ** 2
+
+    def _compact_root(self) -> np.ndarray:
+        return np.diag(self.packed)
+
+    def _whiten_vector(self, g: np.ndarray) -> np.ndarray:
+        return self.packed * g
+
+    _colorize_vector = _whiten_vector
+
+    # The scale multiplies before the diagonal, in the order that gave the recorded results.
+    def whiten(self, gradients: np.ndarray) -> np.ndarray:
+        return np.sqrt(self.sigma2) * self.packed[:, None] * gradients
+
     def transform_normal(self, z: np.ndarray) -> np.ndarray:
-        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)`` (a ``THIN_ROOT`` uses the first
-        ``rank`` columns)."""
-        if self.kind == DIAGONAL_ROOT:
-            return np.sqrt(self.sigma2) * np.asarray(z) * self.packed
-        if self.kind == THIN_ROOT:
-            return np.sqrt(self.sigma2) * (np.asarray(z)[:, :self.rank] @ self.packed.reshape(self.dim, self.rank).T)
-        if self.kind == CHOLESKY:
-            draws = solve_triangular(self.lower(), np.asarray(z).T, lower=True, trans="T", check_finite=False)
-        else:
-            draws = self.lower() @ np.asarray(z).T
-        return np.sqrt(self.sigma2) * draws.T
+        return np.sqrt(self.sigma2) * np.asarray(z) * self.packed
 
-    def square_root(self) -> np.ndarray:
-        """A D x D matrix ``S`` with ``Sigma = S S^T``."""
-        if self.kind in _COMPACT:
-            root = np.zeros((self.dim, self.dim))
-            compact = self._compact_root()
-            root[:, :compact.shape[1]] = compact
-            return np.sqrt(self.sigma2) * root
-        lower = self.lower()
-        if self.kind == CHOLESKY:
-            lower = solve_triangular(lower, np.eye(self.dim), lower=True, trans="T", check_finite=False)
-        return np.sqrt(self.sigma2) * lower
 
-    def variances(self) -> np.ndarray:
-        """The diagonal of ``Sigma`` (see :func:`variances`), without forming ``Sigma``."""
-        return variances(np.array([self.kind]), self.packed[None], self.dim, np.array([self.rank]),
-                         np.array([self.sigma2]))[0]
+class ThinRootFactor(_CompactFactor):
+    """``Sigma = sigma2 F F^T`` for a ``(D, rank)`` root ``F``, a release's low-rank approximation (kind ``THIN_ROOT``).
 
-    def dense(self) -> np.ndarray:
-        """``Sigma`` as a D x D matrix."""
-        if self.kind in _COMPACT:
-            root = self._compact_root()
-            return self.sigma2 * (root @ root.T)
-        lower = self.lower()
-        if self.kind == CHOLESKY:
-            inverse = lapack.dpotri(lower, lower=1)[0]
-            inverse = np.tril(inverse) + np.tril(inverse, -1).T
-        else:
-            inverse = lower @ lower.T
-        return self.sigma2 * inverse
+    ``packed`` is ``F`` row by row (``D * rank`` numbers); whitened gradients have ``rank`` rows.
+    Built by :meth:`Factor.of_low_rank`; the attributes are :class:`Factor`'s.
+    """
+
+    kind = THIN_ROOT
+
+    @classmethod
+    def _stored_size(cls, dim: int, rank: int) -> int:
+        return dim * rank
+
+    @classmethod
+    def _unit_variances(cls, packed: np.ndarray, dim: int, ranks: np.ndarray) -> np.ndarray:
+        out = np.empty((ranks.size, dim))
+        for rank in np.unique(ranks):
+            same = np.flatnonzero(ranks == rank)
+            out[same] = (packed[same, :dim * rank].reshape(-1, dim, rank) ** 2).sum(axis=-1)
+        return out
+
+    def _compact_root(self) -> np.ndarray:
+        return self.packed.reshape(self.dim, self.rank)
+
+    def _whiten(self, gradients: np.ndarray) -> np.ndarray:
+        return self._compact_root().T @ gradients
+
+    _whiten_vector = _whiten
+
+    def _colorize_vector(self, y: np.ndarray) -> np.ndarray:
+        return self._compact_root() @ y
+
+    def _colorize(self, z: np.ndarray) -> np.ndarray:
+        return z[:, :self.rank] @ self._compact_root().T
+
+
+_REPRESENTATIONS = {representation.kind: representation for representation in
+                    (CholeskyFactor, PseudoInverseFactor, RootFactor, DiagonalRootFactor, ThinRootFactor)}
+
+
+def _representation(kind: int) -> type[Factor]:
+    """The subclass that keeps factors of ``kind``: the one place a stored kind is read."""
+    try:
+        return _REPRESENTATIONS[int(kind)]
+    except KeyError:
+        raise ValueError(f"no covariance factor of kind {KIND_NAMES.get(int(kind), int(kind))}") from None

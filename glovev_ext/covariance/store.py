@@ -12,7 +12,7 @@ from gensim.utils import SaveLoad
 
 from .._deprecation import RNG, renamed_keywords
 from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
-                     Factor, packed_size, stored_size, variances)
+                     Factor, packed_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
 from .store_file import read_header, written_store_file
 from .wls import WordFitter, singular_reason
@@ -437,10 +437,9 @@ class CovarianceStore(SaveLoad):
         if kind == UNDEFINED:
             raise UndefinedCovarianceError(f"{self._describe(i)} has no covariance: it has {self.missing_reason(i)}")
         if self._fitter is None:
-            size = stored_size(kind, self._dim, int(self._rank[i]))
-            packed = np.asarray(self._factors[self._factor_row[i]][:size], dtype=np.float64)
-            return Factor(kind, packed, self._dim, int(self._rank[i]), float(self._sigma2[i]), float(self._dof[i]),
-                          int(self._understated[i]), int(self._approximation[i]))
+            return Factor.of_stored(kind, self._factors[self._factor_row[i]], self._dim, int(self._rank[i]),
+                                    float(self._sigma2[i]), float(self._dof[i]), int(self._understated[i]),
+                                    int(self._approximation[i]))
         with self._lock:
             cached = self._cache.get(i)
             if cached is not None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
 from glovev_ext.covariance import (CHOLESKY, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED,
-                                   Factor, numerical_rank, pack_lower, unpack_lower)
+                                   CholeskyFactor, DiagonalRootFactor, Factor, PseudoInverseFactor, RootFactor,
+                                   ThinRootFactor, numerical_rank, pack_lower, packed_size, stored_size, unpack_lower)
 
 DIM = 6
 
@@ -138,3 +141,50 @@ def test_compact_factors_agree_with_the_dense_covariance_they_hold(form):
     mapped = factor.mapped(linear_map)
     np.testing.assert_allclose(mapped.dense(), linear_map @ covariance @ linear_map.T, rtol=1e-10, atol=1e-12)
     assert mapped.approximation == factor.approximation
+
+
+def one_of_each_representation(rng):
+    vectors = np.linalg.qr(rng.standard_normal((DIM, 2)))[0]
+    return [factor for factor, _ in factors_and_covariances(rng)] + [
+        Factor.of_diagonal(rng.uniform(0.1, 2.0, DIM)).with_sigma2(0.8),
+        Factor.of_low_rank(vectors, rng.uniform(0.2, 3.0, 2)).with_sigma2(1.3)]
+
+
+def test_each_constructor_picks_the_representation_of_its_kind(rng):
+    expected = [(CholeskyFactor, CHOLESKY), (PseudoInverseFactor, PSEUDO_INVERSE), (RootFactor, TRANSFORMED),
+                (DiagonalRootFactor, DIAGONAL_ROOT), (ThinRootFactor, THIN_ROOT)]
+    assert [(type(factor), factor.kind) for factor in one_of_each_representation(rng)] == expected
+    assert isinstance(Factor.of_hessian(hessian(rng, 1e7), None, pseudo_inverse=True), RootFactor)
+
+
+def test_a_factor_is_built_by_its_constructors_not_by_the_base_class(rng):
+    with pytest.raises(TypeError, match="of_stored"):
+        Factor(np.ones(packed_size(DIM)), DIM, DIM)
+
+
+def test_a_stored_row_gives_back_the_same_factor(rng):
+    for factor in one_of_each_representation(rng):
+        row = np.zeros(packed_size(DIM), dtype=np.float32)
+        row[:factor.packed.size] = factor.packed
+        assert stored_size(factor.kind, DIM, factor.rank) == factor.packed.size
+        stored = Factor.of_stored(factor.kind, row, DIM, factor.rank, factor.sigma2, factor.dof, factor.understated,
+                                  factor.approximation)
+        assert type(stored) is type(factor) and stored.packed.dtype == np.float64
+        np.testing.assert_allclose(stored.dense(), factor.dense(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="undefined"):
+        Factor.of_stored(0, row, DIM, DIM)
+
+
+def pickled_as_before_the_subclasses(factor) -> bytes:
+    """``factor`` as pickled when every factor was a Factor with its kind as a field (saved lazy stores cache some)."""
+    state = pickle.dumps({"kind": factor.kind, **vars(factor)}, protocol=2)
+    return (state[:2] + pickle.GLOBAL + b"glovev_ext.covariance.factor\nFactor\n" + pickle.EMPTY_TUPLE + pickle.NEWOBJ
+            + state[2:-1] + pickle.BUILD + pickle.STOP)
+
+
+def test_factors_pickled_now_and_before_the_subclasses_load_as_their_representation(rng):
+    for factor in one_of_each_representation(rng):
+        for loaded in (pickle.loads(pickle.dumps(factor)), pickle.loads(pickled_as_before_the_subclasses(factor))):
+            assert type(loaded) is type(factor) and "kind" not in vars(loaded)
+            np.testing.assert_array_equal(loaded.dense(), factor.dense())
+            assert (loaded.rank, loaded.sigma2, loaded.understated) == (factor.rank, factor.sigma2, factor.understated)
