@@ -54,7 +54,8 @@ def fits(fitted_path: Path, halves_path: Path):
             halves = pickle.load(stream)
         return fitted, halves["A"], halves["B"]
     documents = list(glovev_ext.load_default_corpus())
-    fitted = glovev_ext.fit_corpus(documents, point_estimate="trained", progress=False)
+    fitted = glovev_ext.fit_corpus(documents, estimator=glovev_ext.GloVeVEstimator(point_estimate="trained"),
+                                   progress=False)
     side = np.random.default_rng(0).random(len(documents)) < 0.5
     halves = glovev_ext.fit_subcorpora(fitted, {"A": [d for d, s in zip(documents, side) if s],
                                                 "B": [d for d, s in zip(documents, side) if not s]})

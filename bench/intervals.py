@@ -41,7 +41,8 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=300)
     parser.add_argument("--mc-draws", type=int, default=8000)
     args = parser.parse_args()
-    fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), random_state=0, point_estimate="trained",
+    fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(),
+                                   estimator=glovev_ext.GloVeVEstimator(random_state=0, point_estimate="trained"),
                                    progress=False)
     kv, model = fitted.keyed_vectors, fitted.estimator
     parameters = (model.embedding_, model.context_embedding_, model.bias_, model.context_bias_)

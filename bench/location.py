@@ -275,8 +275,10 @@ def main() -> None:
         if "coverage" in args.parts:
             coverage_part(args)
         if "spearman" in args.parts or ("default" in args.parts and args.model is None):
-            fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), random_state=0,
-                                           point_estimate="trained", progress=False)
+            fitted = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(),
+                                           estimator=glovev_ext.GloVeVEstimator(random_state=0,
+                                                                                point_estimate="trained"),
+                                           progress=False)
             kv = fitted.keyed_vectors
             if "spearman" in args.parts:
                 spearman_part(args, kv, fitted.estimator, fitted.cooccurrence)

@@ -81,8 +81,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=25)
     options = parser.parse_args()
     documents = list(glovev_ext.load_default_corpus())
-    fitted = glovev_ext.fit_corpus(documents, n_components=options.n_components, epochs=options.epochs,
-                                   calibrate_noise=False, random_state=0, progress=False)
+    estimator = glovev_ext.GloVeVEstimator(n_components=options.n_components, epochs=options.epochs, random_state=0)
+    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, calibrate_noise=False, progress=False)
     critical = stats.chi2.ppf(0.95, options.n_components) / options.n_components
     estimation = wald_by_word(fitted, documents, 0, np.ones_like)
     centres, scales = [], []

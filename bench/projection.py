@@ -33,19 +33,19 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=25)
     parser.add_argument("--pairs", type=int, default=150)
     args = parser.parse_args()
-    options = {"n_components": args.n_components, "epochs": args.epochs, "point_estimate": "trained",
-               "progress": False}
+    estimator = glovev_ext.GloVeVEstimator(n_components=args.n_components, epochs=args.epochs,
+                                           point_estimate="trained")
     started = time.perf_counter()
     larger_name, larger_corpus = corpus(args.larger)
     documents = list(larger_corpus)
-    larger = glovev_ext.fit_corpus(documents, **options).keyed_vectors
+    larger = glovev_ext.fit_corpus(documents, estimator=estimator, progress=False).keyed_vectors
     if args.pilot == "half":
         order = np.random.default_rng(0).permutation(len(documents))
         pilot_name, pilot_documents = f"a random half of {larger_name}", [documents[i] for i in order[:len(documents) // 2]]
     else:
         pilot_name, pilot_corpus = corpus(args.pilot)
         pilot_documents = list(pilot_corpus)
-    pilot = glovev_ext.fit_corpus(pilot_documents, **options).keyed_vectors
+    pilot = glovev_ext.fit_corpus(pilot_documents, estimator=estimator, progress=False).keyed_vectors
 
     def size(kv):
         return sum(kv.get_vecattr(w, "count") for w in kv.index_to_key)

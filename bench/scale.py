@@ -106,9 +106,9 @@ def main() -> None:
         for fraction in args.fractions:
             path = Path(workdir) / f"prefix_{fraction}.cov"
             with MemorySampler() as memory:
-                fitted = glovev_ext.fit_corpus(prefix(fraction), n_components=dim, epochs=args.epochs,
-                                               covariance_storage=path, covariance_dtype="float32",
-                                               point_estimate="trained", progress=False)
+                estimator = glovev_ext.GloVeVEstimator(n_components=dim, epochs=args.epochs, covariance_storage=path,
+                                                       covariance_dtype="float32", point_estimate="trained")
+                fitted = glovev_ext.fit_corpus(prefix(fraction), estimator=estimator, progress=False)
             stages = memory.stages({"count": fitted.seconds["count"], "train": fitted.seconds["train"],
                                     "covariances": fitted.seconds["covariances"]})
             counts = fitted.metadata["counts"]

@@ -43,8 +43,8 @@ def main() -> None:
     dim = options.n_components
     documents = list(glovev_ext.load_default_corpus())
     # the model's own noise, as docs/method.md 6.12 measured it
-    fitted = glovev_ext.fit_corpus(documents, n_components=dim, epochs=options.epochs, calibrate_noise=False,
-                                   random_state=0, progress=False)
+    estimator = glovev_ext.GloVeVEstimator(n_components=dim, epochs=options.epochs, random_state=0)
+    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, calibrate_noise=False, progress=False)
     precision = fitted.estimator.prior_.precision
     first = np.random.default_rng(0).random(len(documents)) < 0.5
     halves = glovev_ext.fit_subcorpora(fitted, {"A": [d for d, a in zip(documents, first) if a],

@@ -56,10 +56,11 @@ def main() -> None:
         name, documents = corpus(options.corpus)
     documents = list(documents)
     started = time.perf_counter()
-    fitted = glovev_ext.fit_corpus(documents, n_components=options.n_components, epochs=options.epochs,
-                                   point_estimate=options.point_estimate, prior_strength=options.prior_strength,
-                                   n_sweeps=options.sweeps, calibrate_noise=not options.no_noise_calibration,
-                                   random_state=options.seed, progress=False, output=options.save_model)
+    estimator = glovev_ext.GloVeVEstimator(n_components=options.n_components, epochs=options.epochs,
+                                           point_estimate=options.point_estimate, prior_strength=options.prior_strength,
+                                           n_sweeps=options.sweeps, random_state=options.seed)
+    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, calibrate_noise=not options.no_noise_calibration,
+                                   progress=False, output=options.save_model)
     fitting = time.perf_counter() - started
     if options.informative:
         print(f"pooled fit: {quality(fitted.keyed_vectors)}; {informativeness(fitted.keyed_vectors, 1000)}", flush=True)

@@ -24,7 +24,7 @@ from .covariance import (ConditionalFit, CovarianceStore, CovarianceStoreWriter,
                          UndefinedCovarianceError)
 from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import FittedCorpus, fit_corpus, fit_metadata
+from .pipeline import FittedCorpus, check_fit_params, fit_corpus, fit_metadata
 from .saved_model import load_model, save_model
 from .subcorpora import fit_subcorpora
 from .stats import (InferenceResult, ModelComparison, NeighborsResult, RelationalSimilarity, ResultFamily, SemEvalRelation,
@@ -87,6 +87,7 @@ __all__ = [
     "UndefinedCovarianceError",
     "atomic_path",
     "check_cooccurrence",
+    "check_fit_params",
     "compare_biases",
     "compare_models",
     "coordinate_statistic",

@@ -2,6 +2,8 @@
 
 - :func:`renamed_keywords`: a keyword argument renamed (``rng`` -> ``random_state``; the
   significance level ``alpha`` -> ``confidence_level = 1 - alpha``);
+- :func:`keywords_moved_to_objects`: keyword arguments that are now parameters of an object the
+  function takes (``fit_corpus(corpus, epochs=5)`` -> ``fit_corpus(corpus, estimator=GloVeVEstimator(epochs=5))``);
 - :func:`install_renamed_modules`: the flat modules of 0.1 (``glovev_ext.similarity``, ...) as
   aliases of the subpackages that now hold their names.
 """
@@ -12,10 +14,11 @@ import functools
 import importlib
 import importlib.abc
 import importlib.util
+import inspect
 import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 REMOVED_IN = "0.3"
 
@@ -65,6 +68,48 @@ def renamed_keywords(**renames: tuple[str, Callable | None]) -> Callable:
                 value = kwargs.pop(old)
                 kwargs[new] = value if convert is None else convert(value)
             return function(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+def keywords_moved_to_objects(**moved: tuple[type, Collection[str]]) -> Callable:
+    """Decorator: accept the old keywords of parameters that now belong to objects the function takes.
+
+    ``moved`` maps the name of each object parameter to the object's class and the old keywords that
+    are now its parameters (one keyword may go to several objects). Old keywords build the objects,
+    ``cls(**keywords)``, with a warning that spells the call with them; beside an object they would
+    build, they are a TypeError, since which of the two is meant cannot be told.
+    """
+
+    def decorate(function: Callable) -> Callable:
+        signature = inspect.signature(function)
+        old_names = {name for _, names in moved.values() for name in names}
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            old = {name: kwargs.pop(name) for name in list(kwargs) if name in old_names}
+            if not old:
+                return function(*args, **kwargs)
+            bound = signature.bind_partial(*args, **kwargs)
+            built = {}
+            for parameter, (cls, names) in moved.items():
+                keywords = {name: value for name, value in old.items() if name in names}
+                if not keywords:
+                    continue
+                if bound.arguments.get(parameter) is not None:
+                    raise TypeError(f"{function.__qualname__}() got {parameter}= together with "
+                                    f"{', '.join(f'{name}=' for name in keywords)} of the old spelling; set them "
+                                    f"on the {cls.__name__} instead")
+                built[parameter] = cls, keywords
+            calls = ", ".join(f"{parameter}={cls.__name__}({', '.join(f'{k}={v!r}' for k, v in keywords.items())})"
+                              for parameter, (cls, keywords) in built.items())
+            warn_renamed(f"{function.__qualname__}({', '.join(f'{name}=' for name in old)})",
+                         f"{function.__qualname__}(..., {calls})")
+            for parameter, (cls, keywords) in built.items():
+                bound.arguments[parameter] = cls(**keywords)
+            return function(*bound.args, **bound.kwargs)
 
         return wrapper
 

@@ -31,10 +31,10 @@ from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from ._fit_report import PROBE_WORDS, report_parts
-from .counting import LineCorpus, default_corpus_path, load_default_corpus
-from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES
+from .counting import CooccurrenceVectorizer, LineCorpus, default_corpus_path, load_default_corpus
+from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, GloVeVEstimator
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import fit_corpus, fit_metadata
+from .pipeline import check_fit_params, fit_corpus, fit_metadata
 from .atomic import atomic_path, check_writable
 from .saved_model import METADATA_FILE, check_model_directory, load_model, save_model
 from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, PAPER_RELATIONS, SCALES,
@@ -233,35 +233,44 @@ def _build_parser() -> argparse.ArgumentParser:
                           "is a saved model or empty, and is checked before any work")
     fit.add_argument("--overwrite", action="store_true",
                      help="replace whatever is at --output, a folder with other files in it or a file")
-    fit.add_argument("--n-components", type=int, default=50,
-                     help="embedding dimension D (default 50); with --glove-folder, the D of a vectors.txt "
+    # the defaults are the library's own, so that a fit from here is the fit of the same objects built in Python
+    counting, glove = CooccurrenceVectorizer().get_params(), GloVeVEstimator().get_params()
+    fit.add_argument("--n-components", type=int, default=glove["n_components"],
+                     help="embedding dimension D (default %(default)s); with --glove-folder, the D of a vectors.txt "
                           "(vectors.bin tells its own)")
     fit.add_argument("--dim", type=int, dest="n_components", action=_RenamedOption, new_option="--n-components")
-    fit.add_argument("--epochs", type=int, default=25, help="training epochs (default 25)")
-    fit.add_argument("--x-max", type=float, default=100.0, help="weighting cut-off x_max (default 100)")
-    fit.add_argument("--alpha", type=float, default=0.75, help="weighting exponent alpha (default 0.75)")
-    fit.add_argument("--window", type=int, default=8, help="context words on each side (default 8)")
-    fit.add_argument("--min-count", type=int, default=5, help="minimum word frequency (default 5)")
-    fit.add_argument("--max-vocab", type=int, default=None, help="keep at most this many words")
+    fit.add_argument("--epochs", type=int, default=glove["epochs"], help="training epochs (default %(default)s)")
+    fit.add_argument("--x-max", type=float, default=glove["x_max"],
+                     help="weighting cut-off x_max (default %(default)s)")
+    fit.add_argument("--alpha", type=float, default=glove["alpha"],
+                     help="weighting exponent alpha (default %(default)s)")
+    fit.add_argument("--window", type=int, default=counting["window"],
+                     help="context words on each side (default %(default)s)")
+    fit.add_argument("--min-count", type=int, default=counting["min_count"],
+                     help="minimum word frequency (default %(default)s)")
+    fit.add_argument("--max-vocab", type=int, default=counting["max_vocab_size"], help="keep at most this many words")
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
-    fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default="exact",
+    fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default=glove["conditioning"],
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
-                          "paper: the GloVe-V paper's pseudo-inverse, which understates variances (default exact)")
-    fit.add_argument("--point-estimate", choices=POINT_ESTIMATES, default="posterior",
+                          "paper: the GloVe-V paper's pseudo-inverse, which understates variances "
+                          "(default %(default)s)")
+    fit.add_argument("--point-estimate", choices=POINT_ESTIMATES, default=glove["point_estimate"],
                      help="the vectors the covariances describe: trained (the paper's), optimum (each word's "
                           "weighted-least-squares vector given the contexts), alternating (exact sweeps after "
                           "training), or posterior (each vector's posterior mean and covariance under an "
-                          "empirical-Bayes Gaussian prior; every word gets a covariance) (default posterior)")
-    fit.add_argument("--sweeps", type=int, default=None, help="sweeps of --point-estimate alternating (default 2) or "
-                     "posterior (default 1; 0 allowed)")
-    fit.add_argument("--prior-strength", type=float, default=1.0,
-                     help="--point-estimate posterior: the prior's precision over the one the data give (default 1)")
+                          "empirical-Bayes Gaussian prior; every word gets a covariance) (default %(default)s)")
+    fit.add_argument("--sweeps", type=int, default=glove["n_sweeps"], help="sweeps of --point-estimate alternating "
+                     "(default 2) or posterior (default 1; 0 allowed)")
+    fit.add_argument("--prior-strength", type=float, default=glove["prior_strength"],
+                     help="--point-estimate posterior: the prior's precision over the one the data give "
+                          "(default %(default)s)")
     fit.add_argument("--no-noise-calibration", action="store_true",
                      help="--point-estimate posterior: keep GloVe-V's own noise model instead of scaling each word's "
                           "residual variance by the factor two random halves of the documents give (default: "
                           "calibrate; a corpus only)")
     _add_n_jobs(fit)
-    _add_random_state(fit, "random seed of training (default 0)")
+    _add_random_state(fit, "random seed of training and of the noise calibration's random halves "
+                           "(default %(default)s)", default=glove["random_state"])
 
     similarity = _query(subcommands, "similarity", _run_similarity, "cosine similarity of two words with an "
                         "interval and p-value; with --versus, the difference from a second pair")
@@ -391,8 +400,8 @@ def _add_statistic_options(parser, *, tests: bool, alternative: bool = True) -> 
     _add_random_state(parser, "random seed of the Monte Carlo draws and sampled permutations (default 0)")
 
 
-def _add_random_state(parser, description: str) -> None:
-    parser.add_argument("--random-state", type=int, default=0, help=description)
+def _add_random_state(parser, description: str, default: int = 0) -> None:
+    parser.add_argument("--random-state", type=int, default=default, help=description)
     parser.add_argument("--seed", type=int, dest="random_state", action=_RenamedOption, new_option="--random-state")
 
 
@@ -499,26 +508,21 @@ def _noise_scale_line(scale) -> str:
             "(docs/method.md 6.13)")
 
 
-def _check_fit_options(args: argparse.Namespace) -> None:
-    """Every option of ``glovev fit`` checked before any work, in the command line's words."""
-    at_least_one = {"--n-components": args.n_components, "--epochs": args.epochs, "--window": args.window,
-                    "--min-count": args.min_count, "--max-vocab": args.max_vocab}
-    if args.point_estimate != "posterior":
-        at_least_one["--sweeps"] = args.sweeps
-    for flag, value in at_least_one.items():
-        if value is not None and value < 1:
-            raise ValueError(f"{flag} must be at least 1, got {value}")
-    if args.sweeps is not None and args.sweeps < 0:
-        raise ValueError(f"--sweeps must be at least 0, got {args.sweeps}")
-    for flag, value in {"--x-max": args.x_max, "--alpha": args.alpha, "--prior-strength": args.prior_strength}.items():
-        if not value > 0:
-            raise ValueError(f"{flag} must be positive, got {value}")
-    if args.n_jobs == 0:
-        raise ValueError("--n-jobs must be a number of threads (1 or more), or -1 for all cores; got 0")
+def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloVeVEstimator]:
+    """The vectorizer and the estimator that ``glovev fit``'s options describe, checked by the library before any
+    work (its errors name the parameter, which is the option's name without the dashes)."""
+    vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count, max_vocab_size=args.max_vocab,
+                                        lowercase=not args.no_lowercase, n_jobs=args.n_jobs)
+    estimator = GloVeVEstimator(args.n_components, epochs=args.epochs, x_max=args.x_max, alpha=args.alpha,
+                                random_state=args.random_state, n_jobs=args.n_jobs, conditioning=args.conditioning,
+                                point_estimate=args.point_estimate, n_sweeps=args.sweeps,
+                                prior_strength=args.prior_strength)
+    check_fit_params(vectorizer, estimator)
+    return vectorizer, estimator
 
 
 def _run_fit(args: argparse.Namespace) -> int:
-    _check_fit_options(args)
+    vectorizer, estimator = _fit_objects(args)
     check_model_directory(args.output, overwrite=args.overwrite)  # before any work: refused in a second, not after
     show_progress = _progress(args)
     if args.glove_folder:
@@ -526,10 +530,9 @@ def _run_fit(args: argparse.Namespace) -> int:
             raise ValueError("give a corpus or --glove-folder, not both")
         from .adapters import load_glove_folder
         started = time.perf_counter()
-        model, kv = load_glove_folder(args.glove_folder, dim=args.n_components, x_max=args.x_max, alpha=args.alpha,
-                                      n_jobs=args.n_jobs, conditioning=args.conditioning,
-                                      point_estimate=args.point_estimate, n_sweeps=args.sweeps,
-                                      prior_strength=args.prior_strength, progress=show_progress)
+        params = estimator.set_params(progress=show_progress).get_params()
+        del params["pretrained"]  # the folder's vectors are the trained parameters
+        model, kv = load_glove_folder(args.glove_folder, dim=params.pop("n_components"), **params)
         _say(f"read: {len(kv):,} words, D={kv.vector_size} from {args.glove_folder}")
         reading = time.perf_counter() - started - sum(model.fit_seconds_.values())
         metadata = fit_metadata(source=f"Stanford GloVe output in {args.glove_folder}", estimator=model,
@@ -543,23 +546,19 @@ def _run_fit(args: argparse.Namespace) -> int:
             corpus = LineCorpus(args.corpus)
             source = str(corpus.source)
             _say(f"corpus: {source}")
-        fitted = fit_corpus(corpus, n_components=args.n_components, epochs=args.epochs, window=args.window,
-                            min_count=args.min_count, max_vocab_size=args.max_vocab, lowercase=not args.no_lowercase,
-                            x_max=args.x_max, alpha=args.alpha, random_state=args.random_state, n_jobs=args.n_jobs,
-                            conditioning=args.conditioning, point_estimate=args.point_estimate,
-                            n_sweeps=args.sweeps, prior_strength=args.prior_strength,
-                            calibrate_noise=not args.no_noise_calibration, progress=show_progress, source=source)
+        fitted = fit_corpus(corpus, vectorizer, estimator, calibrate_noise=not args.no_noise_calibration,
+                            progress=show_progress, source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
-              f"{cooccurrence.shape[0]:,} words (min_count {args.min_count}), {cooccurrence.nnz:,} nonzero "
-              f"co-occurrences, window {args.window}  [{seconds['count']:.1f} s, "
+              f"{cooccurrence.shape[0]:,} words (min_count {vectorizer.min_count}), {cooccurrence.nnz:,} nonzero "
+              f"co-occurrences, window {vectorizer.window}  [{seconds['count']:.1f} s, "
               f"{vectorizer.n_tokens_ / seconds['count'] / 1e6:.2f}M tokens/s]")
         costs = model.training_costs_
         sweeps = (f", then {model.n_sweeps_} {'regularised' if model.point_estimate == 'posterior' else 'exact'} "
                   f"sweep{'s' if model.n_sweeps_ > 1 else ''}" if model.n_sweeps_ else "")
-        _say(f"trained: D={args.n_components}, {args.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f} (GloVe's "
-             f"weighted squared error per nonzero, first -> last epoch){sweeps}  [{seconds['train']:.1f} s]")
+        _say(f"trained: D={model.n_components}, {model.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f} "
+             f"(GloVe's weighted squared error per nonzero, first -> last epoch){sweeps}  [{seconds['train']:.1f} s]")
         kv, metadata = fitted.keyed_vectors, fitted.metadata
     few = int((model.n_contexts_ <= kv.vector_size).sum())
     if model.point_estimate == "posterior":

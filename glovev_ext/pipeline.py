@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 from scipy import stats
+from sklearn.base import clone
 
 from ._checks import as_generator
+from ._deprecation import keywords_moved_to_objects
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
 from .covariance import GloVeVEstimator
@@ -54,33 +56,42 @@ class FittedCorpus:
     output: Path | None = None
 
 
-def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, window: int = 8, min_count: int = 5,
-               max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
-               learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
-               covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
-               conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
-               prior_strength: float = 1.0, calibrate_noise: bool = True, progress: bool = True,
+# The keywords fit_corpus took before it took the two objects (issue 24), for one release.
+_OLD_VECTORIZER_KEYWORDS = ("window", "min_count", "max_vocab_size", "lowercase", "n_jobs")
+_OLD_ESTIMATOR_KEYWORDS = ("n_components", "epochs", "x_max", "alpha", "learning_rate", "random_state", "n_jobs",
+                           "covariance_storage", "covariance_dtype", "conditioning", "point_estimate", "n_sweeps",
+                           "prior_strength")
+
+
+@keywords_moved_to_objects(vectorizer=(CooccurrenceVectorizer, _OLD_VECTORIZER_KEYWORDS),
+                           estimator=(GloVeVEstimator, _OLD_ESTIMATOR_KEYWORDS))
+def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = None,
+               estimator: GloVeVEstimator | None = None, *, calibrate_noise: bool = True, progress: bool = True,
                source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
+
+    ``vectorizer`` and ``estimator`` are cloned (:func:`sklearn.base.clone`) and the clones fitted, so
+    the objects passed are left as they were; every parameter of both is checked before the corpus
+    is read.
 
     Parameters
     ----------
     corpus : iterable of documents
         A :class:`~glovev_ext.LineCorpus`, a list of strings or of token lists, any gensim corpus.
-    n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype, \
-conditioning, point_estimate, n_sweeps, prior_strength
-        As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
+    vectorizer : CooccurrenceVectorizer, optional
+        How to count the corpus; ``CooccurrenceVectorizer()`` when None.
+    estimator : GloVeVEstimator, optional
+        How to train GloVe and compute the covariances; ``GloVeVEstimator()`` when None.
     calibrate_noise : bool, default=True
-        With ``point_estimate="posterior"``: split the documents at random into two halves (seeded
-        by ``random_state``), count each, and calibrate the noise scale on them
-        (``GloVeVEstimator.fit(X, halves=...)``, docs/method.md 6.13). The corpus is then read three
-        times, so it must be re-iterable (a list, a ``LineCorpus``, a gensim corpus), not a one-shot
-        iterator. False keeps the model's own noise.
-    window, min_count, max_vocab_size, lowercase
-        As for :class:`~glovev_ext.CooccurrenceVectorizer`.
+        With ``point_estimate="posterior"`` and no ``noise_scale`` of the estimator's own: split the
+        documents at random into two halves (seeded by the estimator's ``random_state``), count
+        each, and calibrate the noise scale on them (``GloVeVEstimator.fit(X, halves=...)``,
+        docs/method.md 6.13). The corpus is then read three times, so it must be re-iterable (a
+        list, a ``LineCorpus``, a gensim corpus), not a one-shot iterator. False keeps the model's
+        own noise.
     progress : bool, default=True
-        Show progress bars.
+        Show progress bars (it sets ``progress`` of both clones).
     source : str, optional
         What the corpus is, for the metadata (the file of a ``LineCorpus`` by default).
     output : str or path-like, optional
@@ -93,17 +104,39 @@ conditioning, point_estimate, n_sweeps, prior_strength
     Returns
     -------
     FittedCorpus
+        Its ``vectorizer`` and ``estimator`` are the fitted clones.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a parameter of ``vectorizer`` or ``estimator`` that cannot work (:func:`check_fit_params`),
+        before any work.
+
+    Notes
+    -----
+    .. deprecated:: 0.2
+        The keywords of the vectorizer's parameters (``window``, ``min_count``, ``max_vocab_size``,
+        ``lowercase``) and of the estimator's (``n_components``, ``epochs``, ``x_max``, ``alpha``,
+        ``learning_rate``, ``random_state``, ``covariance_storage``, ``covariance_dtype``,
+        ``conditioning``, ``point_estimate``, ``n_sweeps``, ``prior_strength``; ``n_jobs`` went to
+        both) still build the two objects, with a DeprecationWarning, and go in glovev-ext 0.3.
+
+    Examples
+    --------
+    >>> import glovev_ext
+    >>> docs = glovev_ext.load_default_corpus(max_documents=400)
+    >>> fitted = glovev_ext.fit_corpus(docs, glovev_ext.CooccurrenceVectorizer(min_count=3),
+    ...                                glovev_ext.GloVeVEstimator(n_components=5, epochs=2), progress=False)
+    >>> fitted.keyed_vectors.vector_size
+    5
     """
-    vectorizer = CooccurrenceVectorizer(window=window, min_count=min_count, max_vocab_size=max_vocab_size,
-                                        lowercase=lowercase, n_jobs=n_jobs, progress=progress)
-    estimator = GloVeVEstimator(n_components, epochs=epochs, x_max=x_max, alpha=alpha, learning_rate=learning_rate,
-                                random_state=random_state, n_jobs=n_jobs, covariance_storage=covariance_storage,
-                                covariance_dtype=covariance_dtype, conditioning=conditioning,
-                                point_estimate=point_estimate, n_sweeps=n_sweeps, prior_strength=prior_strength,
-                                progress=progress)
-    vectorizer._validate_params()  # every option, and the output folder, checked before the corpus is read
-    estimator._check_params()
-    calibrate_noise = bool(calibrate_noise) and point_estimate == "posterior"
+    vectorizer = CooccurrenceVectorizer() if vectorizer is None else vectorizer
+    estimator = GloVeVEstimator() if estimator is None else estimator
+    check_fit_params(vectorizer, estimator)
+    vectorizer = clone(vectorizer).set_params(progress=progress)
+    estimator = clone(estimator).set_params(progress=progress)
+    calibrate_noise = (bool(calibrate_noise) and estimator.point_estimate == "posterior"
+                       and estimator.noise_scale is None)
     if calibrate_noise and isinstance(corpus, Iterator):
         raise ValueError("calibrate_noise=True reads the corpus three times (all of it, then each random half), but "
                          "it is a one-shot iterator: pass a list, a LineCorpus or another re-iterable corpus, or "
@@ -112,7 +145,7 @@ conditioning, point_estimate, n_sweeps, prior_strength
         check_model_directory(output, overwrite=overwrite)
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
-    halves = _random_halves(vectorizer, corpus, random_state) if calibrate_noise else None
+    halves = _random_halves(vectorizer, corpus, estimator.random_state) if calibrate_noise else None
     seconds = {"count": time.perf_counter() - started}
     estimator.fit(cooccurrence, halves=halves)
     seconds.update(estimator.fit_seconds_)
@@ -125,6 +158,32 @@ conditioning, point_estimate, n_sweeps, prior_strength
     if output is not None:
         output = save_model(output, kv, metadata, overwrite=overwrite)
     return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata, output)
+
+
+def check_fit_params(vectorizer: CooccurrenceVectorizer, estimator: GloVeVEstimator) -> None:
+    """Check every parameter of a vectorizer and an estimator that can be checked without data.
+
+    :func:`fit_corpus` checks them before it reads the corpus, and ``glovev fit`` before any work,
+    so a setting that cannot work fails at once, in the words of the parameter it names.
+
+    Parameters
+    ----------
+    vectorizer : CooccurrenceVectorizer
+    estimator : GloVeVEstimator
+
+    Raises
+    ------
+    TypeError
+        If ``vectorizer`` or ``estimator`` is not of its class, or a parameter is of the wrong type.
+    ValueError
+        For a parameter's value, or a combination of them, that cannot work.
+    """
+    for name, value, cls in (("vectorizer", vectorizer, CooccurrenceVectorizer),
+                             ("estimator", estimator, GloVeVEstimator)):
+        if not isinstance(value, cls):
+            raise TypeError(f"{name} must be a {cls.__name__}, got {type(value).__name__}")
+    vectorizer._validate_params()
+    estimator._check_params()
 
 
 def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state) -> tuple:

@@ -8,9 +8,11 @@ import pytest
 
 import glovev_ext.counting.vectorizer
 import glovev_ext.covariance.estimator
+import glovev_ext.pipeline
 
 
-@pytest.mark.parametrize("module", [glovev_ext.counting.vectorizer, glovev_ext.covariance.estimator],
+@pytest.mark.parametrize("module", [glovev_ext.counting.vectorizer, glovev_ext.covariance.estimator,
+                                    glovev_ext.pipeline],
                          ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     failures, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

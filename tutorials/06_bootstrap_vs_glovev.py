@@ -17,20 +17,19 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-from _common import QUICK, save_figure, settings
+from _common import QUICK, fit_objects, save_figure
+from sklearn.base import clone
 
 import glovev_ext
 
 start = time.perf_counter()
-options = settings()
+vectorizer, estimator = fit_objects()
 documents = list(glovev_ext.load_default_corpus(max_documents=8000 if QUICK else None))
-vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=options["min_count"], progress=False)
-X = vectorizer.fit_transform(documents)
+X = vectorizer.set_params(progress=False).fit_transform(documents)
 
 
 def fit(matrix, seed):
-    return glovev_ext.GloVeVEstimator(options["n_components"], epochs=options["epochs"], x_max=options["x_max"],
-                                      random_state=seed, progress=False).fit(matrix)
+    return clone(estimator).set_params(random_state=seed, progress=False).fit(matrix)
 
 
 full = glovev_ext.KeyedVectorsWithVariance.from_estimator(fit(X, 0))

@@ -23,7 +23,7 @@ Figure: figures/subcorpora_self_similarity.png.
 import csv
 import time
 
-from _common import QUICK, save_figure, settings, shared_path
+from _common import QUICK, fit_objects, save_figure, shared_path
 
 import glovev_ext
 from glovev_ext import compare_models, fit_subcorpora, self_similarity, vector_change_test
@@ -56,10 +56,12 @@ else:
             for name, categories in GENRES.items():
                 if row["category"] in categories:
                     genres[name].append(text)
-options = {**settings(), "n_components": settings()["n_components"] if QUICK else 30}
-print(f"pooled fit of {len(documents)} documents with {options}; genres: "
+vectorizer, estimator = fit_objects()
+if not QUICK:
+    estimator.set_params(n_components=30)
+print(f"pooled fit of {len(documents)} documents with {vectorizer} and {estimator}; genres: "
       + ", ".join(f"{name} ({len(texts)} documents)" for name, texts in genres.items()))
-pooled = glovev_ext.fit_corpus(documents, progress=False, **options)
+pooled = glovev_ext.fit_corpus(documents, vectorizer, estimator, progress=False)
 by_genre = fit_subcorpora(pooled, genres)
 for name, kv in by_genre.items():
     print(f"   {name}: {len(kv):,} of {len(pooled.keyed_vectors):,} words fitted from the genre alone")

@@ -18,7 +18,7 @@ Run: python tutorials/09_study_planning.py  (about 2 minutes: it fits the half c
 import time
 
 import numpy as np
-from _common import QUICK, corpus, fitted_model, settings, shared_words
+from _common import QUICK, corpus, fit_objects, fitted_model, shared_words
 
 import glovev_ext
 from glovev_ext.stats import cosine_bias_statistic, cosine_statistic, wald_test
@@ -84,7 +84,8 @@ check(ten, thirty_one, "1. plan on gutenberg_us_10m, measure on gutenberg_us_31m
 name, documents = corpus("31m")
 documents = list(documents)
 half = [documents[i] for i in np.random.default_rng(0).permutation(len(documents))[:len(documents) // 2]]
-print(f"\nfitting a random half of {name} ({len(half):,} documents) with {settings()} ...")
-half_model = glovev_ext.fit_corpus(half, progress=not QUICK, **settings()).keyed_vectors
+vectorizer, estimator = fit_objects()
+print(f"\nfitting a random half of {name} ({len(half):,} documents) with {vectorizer} and {estimator} ...")
+half_model = glovev_ext.fit_corpus(half, vectorizer, estimator, progress=not QUICK).keyed_vectors
 check(half_model, thirty_one, f"2. plan on a random half of {name}, measure on the whole")
 print(f"done in {time.perf_counter() - start:.0f} s")

@@ -23,14 +23,16 @@ QUICK = os.environ.get("GLOVEV_TUTORIAL_QUICK") == "1"
 OUTPUT = Path(os.environ.get("GLOVEV_TUTORIAL_OUTPUT", HERE / "output"))
 UPDATE_FIGURES = os.environ.get("GLOVEV_TUTORIAL_UPDATE_FIGURES") == "1" and not QUICK
 
-# The full runs: gutenberg_us_10m (10M tokens) when ../shared/data has it, else the embedded corpus.
-# Keys are glovev_ext.fit_corpus's parameters.
-SETTINGS = {"n_components": 50, "epochs": 25, "x_max": 100.0, "window": 8, "min_count": 5, "random_state": 0}
-QUICK_SETTINGS = {"n_components": 10, "epochs": 5, "x_max": 100.0, "window": 8, "min_count": 5, "random_state": 0}
+def fit_objects() -> tuple[glovev_ext.CooccurrenceVectorizer, glovev_ext.GloVeVEstimator]:
+    """The tutorials' vectorizer and estimator, as ``glovev_ext.fit_corpus`` takes them (new objects each call).
 
-
-def settings() -> dict:
-    return QUICK_SETTINGS if QUICK else SETTINGS
+    The full runs (gutenberg_us_10m, 10M tokens, when ../shared/data has it, else the embedded
+    corpus) fit D = 50 in 25 epochs; the quick runs D = 10 in 5 epochs.
+    """
+    vectorizer = glovev_ext.CooccurrenceVectorizer(window=8, min_count=5)
+    estimator = glovev_ext.GloVeVEstimator(n_components=10 if QUICK else 50, epochs=5 if QUICK else 25, x_max=100.0,
+                                           random_state=0)
+    return vectorizer, estimator
 
 
 # The shared corpora a full run can use: 10m for most tutorials, 31m (its superset) where the
@@ -57,9 +59,9 @@ def fitted_model(size: str = "10m") -> glovev_ext.KeyedVectorsWithVariance:
               f"{sum(metadata['seconds'].values()):.0f} s)")
         return kv
     name, documents = corpus(size)
-    options = settings()
-    print(f"fitting {name} with {options} ...")
-    fitted = glovev_ext.fit_corpus(documents, source=name, **options)
+    vectorizer, estimator = fit_objects()
+    print(f"fitting {name} with {vectorizer} and {estimator} ...")
+    fitted = glovev_ext.fit_corpus(documents, vectorizer, estimator, source=name)
     glovev_ext.save_model(directory, fitted.keyed_vectors, fitted.metadata)
     counts = fitted.metadata["counts"]
     print(f"fitted in {sum(fitted.seconds.values()):.0f} s: {counts['n_tokens']:,} tokens, {counts['n_words']:,} "

@@ -73,8 +73,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         Training epochs.
     learning_rate : float, default=0.05
         AdaGrad's initial step.
-    random_state : None, int, numpy Generator or RandomState
-        Seeds training; the same seed gives the same fit bit for bit at any ``n_jobs``.
+    random_state : None, int, numpy Generator or RandomState, default=0
+        Seeds training (and :func:`~glovev_ext.fit_corpus`'s random halves); the same seed gives the
+        same fit bit for bit at any ``n_jobs``, so a fit with the defaults is reproducible. None
+        seeds from the operating system's entropy: each fit then differs.
     n_jobs : int or None, default=-1
         Threads for training and covariances (None or 1: one; -1: all cores).
     covariance_storage : {"memory", "lazy"} or path, default="memory"
@@ -190,7 +192,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
-                 learning_rate: float = 0.05, random_state=None, n_jobs: int | None = -1,
+                 learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                  conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                  prior_strength: float = 1.0, noise_scale: NoiseScale | None = None,
@@ -379,7 +381,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return self._conditional_fit(self._validated_rows(X))
 
     def _check_params(self) -> tuple:
-        """Every parameter that can be checked without data (``fit_corpus`` calls it before counting).
+        """Every parameter that can be checked without data (:func:`~glovev_ext.check_fit_params` calls it for
+        ``fit_corpus`` and ``glovev fit``, before any work).
 
         Returns ``(n_components, x_max, n_sweeps, storage, factor_dtype, n_jobs)``, validated.
         """

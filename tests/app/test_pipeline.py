@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import numpy as np
 import pytest
 
 import glovev_ext
 
+SMALL = glovev_ext.GloVeVEstimator(n_components=4, epochs=1, n_jobs=1)  # fit_corpus fits clones: it stays unfitted
+
 
 def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_paragraphs):
-    fitted = glovev_ext.fit_corpus(embedded_paragraphs, n_components=5, epochs=2, min_count=3, window=4,
-                                   random_state=1, n_jobs=1, progress=False, source="400 paragraphs")
+    fitted = glovev_ext.fit_corpus(embedded_paragraphs,
+                                   glovev_ext.CooccurrenceVectorizer(window=4, min_count=3, n_jobs=1),
+                                   glovev_ext.GloVeVEstimator(n_components=5, epochs=2, random_state=1, n_jobs=1),
+                                   progress=False, source="400 paragraphs")
     vectorizer = glovev_ext.CooccurrenceVectorizer(window=4, min_count=3, n_jobs=1, progress=False)
     X = vectorizer.fit_transform(embedded_paragraphs)
     # the noise scale's halves: each paragraph in one, from a child of the seed's stream
@@ -47,7 +52,7 @@ def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_par
 def test_a_line_corpus_names_its_file(tmp_path, embedded_paragraphs):
     path = tmp_path / "corpus.txt"
     path.write_text("\n".join(embedded_paragraphs) + "\n", encoding="utf-8")
-    fitted = glovev_ext.fit_corpus(glovev_ext.LineCorpus(path), n_components=4, epochs=1, n_jobs=1, progress=False)
+    fitted = glovev_ext.fit_corpus(glovev_ext.LineCorpus(path), estimator=SMALL, progress=False)
     assert fitted.metadata["source"] == str(path)
     assert fitted.metadata["corpus_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -69,29 +74,70 @@ class Unread:
         raise AssertionError("the corpus was read before the options were checked")
 
 
-@pytest.mark.parametrize("option, value, message", [
-    ("n_components", 0, "n_components must be >= 1"),
-    ("epochs", 0, "epochs must be >= 1"),
-    ("learning_rate", -1.0, "learning_rate must be"),
-    ("alpha", float("nan"), "alpha must be a finite number"),
-    ("x_max", 0.0, "x_max must be"),
-    ("window", 0, "window must be >= 1"),
-    ("min_count", 0, "min_count must be >= 1"),
-    ("conditioning", "pinv", "conditioning"),
-    ("point_estimate", "best", "point_estimate"),
-    ("covariance_dtype", "float16", "covariance_dtype must be"),
-    ("n_jobs", 0, "n_jobs"),
+@pytest.mark.parametrize("part, option, value, message", [
+    ("estimator", "n_components", 0, "n_components must be >= 1"),
+    ("estimator", "epochs", 0, "epochs must be >= 1"),
+    ("estimator", "learning_rate", -1.0, "learning_rate must be"),
+    ("estimator", "alpha", float("nan"), "alpha must be a finite number"),
+    ("estimator", "x_max", 0.0, "x_max must be"),
+    ("vectorizer", "window", 0, "window must be >= 1"),
+    ("vectorizer", "min_count", 0, "min_count must be >= 1"),
+    ("estimator", "conditioning", "pinv", "conditioning"),
+    ("estimator", "point_estimate", "best", "point_estimate"),
+    ("estimator", "covariance_dtype", "float16", "covariance_dtype must be"),
+    ("estimator", "n_jobs", 0, "n_jobs"),
+    ("vectorizer", "n_jobs", 0, "n_jobs"),
 ])
-def test_fit_corpus_checks_every_option_before_reading_the_corpus(option, value, message):
+def test_fit_corpus_checks_every_option_before_reading_the_corpus(part, option, value, message):
+    cls = glovev_ext.GloVeVEstimator if part == "estimator" else glovev_ext.CooccurrenceVectorizer
     with pytest.raises(ValueError, match=message):
-        glovev_ext.fit_corpus(Unread(), progress=False, **{option: value})
+        glovev_ext.fit_corpus(Unread(), progress=False, **{part: cls(**{option: value})})
+    with pytest.raises(TypeError, match=f"{part} must be a {cls.__name__}, got dict"):
+        glovev_ext.fit_corpus(Unread(), **{part: {option: value}})
 
 
 def test_fit_corpus_saves_to_output_what_it_returns(tmp_path, embedded_paragraphs):
-    fitted = glovev_ext.fit_corpus(embedded_paragraphs, n_components=4, epochs=1, n_jobs=1, progress=False,
-                                   output=tmp_path / "model")
+    fitted = glovev_ext.fit_corpus(embedded_paragraphs, estimator=SMALL, progress=False, output=tmp_path / "model")
     assert fitted.output == tmp_path / "model"
     kv, metadata = glovev_ext.load_model(fitted.output)
     np.testing.assert_array_equal(kv.vectors, fitted.keyed_vectors.vectors)
     assert metadata == json.loads(json.dumps(fitted.metadata))
-    assert glovev_ext.fit_corpus(embedded_paragraphs, n_components=4, epochs=1, n_jobs=1, progress=False).output is None
+    assert metadata["glove"]["random_state"] == 0  # the estimator's default seed: a default fit is reproducible
+    again = glovev_ext.fit_corpus(embedded_paragraphs, estimator=SMALL, progress=False)
+    assert again.output is None
+    np.testing.assert_array_equal(again.keyed_vectors.vectors, fitted.keyed_vectors.vectors)
+
+
+def test_fit_corpus_fits_clones_and_leaves_the_objects_it_was_given_as_they_were(embedded_paragraphs):
+    generator = np.random.default_rng(7)
+    vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=3, n_jobs=1)
+    estimator = glovev_ext.GloVeVEstimator(n_components=4, epochs=1, random_state=generator, n_jobs=1)
+    before = (vectorizer.get_params(), estimator.get_params(), generator.bit_generator.state)
+    fitted = glovev_ext.fit_corpus(embedded_paragraphs, vectorizer, estimator, progress=False)
+    assert (vectorizer.get_params(), estimator.get_params(), generator.bit_generator.state) == before
+    assert vectorizer.progress and estimator.progress  # progress=False went to the clones only
+    assert not hasattr(vectorizer, "vocabulary_") and not hasattr(estimator, "embedding_")
+    assert fitted.vectorizer is not vectorizer and fitted.estimator is not estimator
+    assert fitted.vectorizer.min_count == 3 and fitted.estimator.n_components == 4 and not fitted.estimator.progress
+    # the seed's stream as it was: a second fit with the same objects is the same fit
+    again = glovev_ext.fit_corpus(embedded_paragraphs, vectorizer, estimator, progress=False)
+    np.testing.assert_array_equal(again.keyed_vectors.vectors, fitted.keyed_vectors.vectors)
+
+
+def test_the_old_keywords_warn_and_give_the_same_fit(embedded_paragraphs):
+    with pytest.warns(DeprecationWarning, match=re.escape(
+            "fit_corpus(n_components=, epochs=, min_count=, n_jobs=) is deprecated and will be removed in "
+            "glovev-ext 0.3; use fit_corpus(..., vectorizer=CooccurrenceVectorizer(min_count=3, n_jobs=1), "
+            "estimator=GloVeVEstimator(n_components=4, epochs=1, n_jobs=1))")) as caught:
+        old = glovev_ext.fit_corpus(embedded_paragraphs, n_components=4, epochs=1, min_count=3, n_jobs=1,
+                                    progress=False)
+    assert len(caught) == 1 and caught[0].filename == __file__
+    new = glovev_ext.fit_corpus(embedded_paragraphs, glovev_ext.CooccurrenceVectorizer(min_count=3, n_jobs=1),
+                                glovev_ext.GloVeVEstimator(n_components=4, epochs=1, n_jobs=1), progress=False)
+    np.testing.assert_array_equal(old.keyed_vectors.vectors, new.keyed_vectors.vectors)
+    word = old.keyed_vectors.index_to_key[0]
+    np.testing.assert_array_equal(old.keyed_vectors.covariance(word), new.keyed_vectors.covariance(word))
+    assert old.metadata["glove"] == new.metadata["glove"] and old.metadata["counting"] == new.metadata["counting"]
+    assert old.estimator.noise_scale_.to_dict() == new.estimator.noise_scale_.to_dict()
+    with pytest.raises(TypeError, match="got estimator= together with epochs= of the old spelling"):
+        glovev_ext.fit_corpus(Unread(), estimator=SMALL, epochs=3)

@@ -19,7 +19,8 @@ def documents() -> list[str]:
 
 @pytest.fixture(scope="module")
 def fitted(documents):
-    return glovev_ext.fit_corpus(documents, n_components=8, epochs=5, random_state=0, n_jobs=1, progress=False)
+    return glovev_ext.fit_corpus(documents, estimator=glovev_ext.GloVeVEstimator(n_components=8, epochs=5, n_jobs=1),
+                                 progress=False)
 
 
 @pytest.fixture(scope="module")

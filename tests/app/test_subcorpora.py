@@ -20,7 +20,8 @@ def documents() -> list[str]:
 def pooled(documents) -> glovev_ext.FittedCorpus:
     """The paper's recipe, whose sub-corpus rows are plain weighted least squares (the posterior's are tested in
     tests/covariance/test_prior.py)."""
-    return glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, point_estimate="trained",
+    return glovev_ext.fit_corpus(documents, estimator=glovev_ext.GloVeVEstimator(n_components=DIM, epochs=5, n_jobs=1,
+                                                                                 point_estimate="trained"),
                                  progress=False)
 
 
@@ -63,7 +64,8 @@ def test_subcorpora_keep_exactly_the_words_they_can_fit(pooled, documents, halve
 
 
 def test_subcorpora_of_the_default_posterior_keep_every_word_with_two_contexts(documents):
-    pooled = glovev_ext.fit_corpus(documents, n_components=DIM, epochs=5, n_jobs=1, progress=False)
+    estimator = glovev_ext.GloVeVEstimator(n_components=DIM, epochs=5, n_jobs=1)
+    pooled = glovev_ext.fit_corpus(documents, estimator=estimator, progress=False)
     kv = glovev_ext.fit_subcorpora(pooled, {"second": documents[1500:]})["second"]
     assert kv.prior is pooled.estimator.prior_  # posteriors under the pooled prior, which comparisons take out
     X = pooled.vectorizer.transform(documents[1500:])

@@ -250,10 +250,15 @@ def test_halves_and_scales_that_cannot_be_used_are_refused(posterior_model, smal
 
 def test_fit_corpus_refuses_a_one_shot_corpus_it_must_read_three_times():
     documents = glovev_ext.load_default_corpus(max_documents=50)
+    estimator = glovev_ext.GloVeVEstimator(n_components=4, epochs=1)
     with pytest.raises(ValueError, match="reads the corpus three times .* it is a one-shot iterator"):
-        glovev_ext.fit_corpus(iter(documents), n_components=4, epochs=1, progress=False)
-    fitted = glovev_ext.fit_corpus(iter(documents), n_components=4, epochs=1, calibrate_noise=False, progress=False)
+        glovev_ext.fit_corpus(iter(documents), estimator=estimator, progress=False)
+    fitted = glovev_ext.fit_corpus(iter(documents), estimator=estimator, calibrate_noise=False, progress=False)
     assert fitted.estimator.noise_scale_.is_identity
+    # an estimator with a noise scale of its own is not calibrated again, so the corpus is read once
+    scale = NoiseScale(ScaleCurve(np.log([10.0]), np.array([2.0]), np.array([60])), ScaleCurve.empty())
+    fitted = glovev_ext.fit_corpus(iter(documents), estimator=estimator.set_params(noise_scale=scale), progress=False)
+    assert fitted.estimator.noise_scale_.to_dict() == scale.to_dict()
 
 
 def test_new_rows_are_the_same_at_any_number_of_threads(posterior_model, halves):

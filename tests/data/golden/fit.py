@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 from gensim.models import KeyedVectors
+from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
@@ -34,7 +35,8 @@ from glovev_ext.stats.semeval import SAMPLE_PATH
 MODELS = Path(__file__).resolve().parent / "models"
 N_DOCUMENTS = 1500
 SUBCORPORA = {"first": (0, 500), "second": (500, 1000), "third": (1000, 1500)}
-OPTIONS = {"n_components": 8, "epochs": 8, "random_state": 0, "n_jobs": 1, "progress": False}
+VECTORIZER = glovev_ext.CooccurrenceVectorizer(n_jobs=1)
+ESTIMATOR = glovev_ext.GloVeVEstimator(n_components=8, epochs=8, random_state=0, n_jobs=1)
 
 
 def restricted(kv: glovev_ext.KeyedVectorsWithVariance, words: list[str]) -> glovev_ext.KeyedVectorsWithVariance:
@@ -50,9 +52,11 @@ def restricted(kv: glovev_ext.KeyedVectorsWithVariance, words: list[str]) -> glo
 def main() -> None:
     documents = list(glovev_ext.load_default_corpus(max_documents=N_DOCUMENTS))
     source = f"the first {N_DOCUMENTS:,} paragraphs of the embedded corpus"
-    posterior = glovev_ext.fit_corpus(documents, max_vocab_size=1000, source=source, **OPTIONS)
+    posterior = glovev_ext.fit_corpus(documents, clone(VECTORIZER).set_params(max_vocab_size=1000), ESTIMATOR,
+                                      source=source, progress=False)
     glovev_ext.save_model(MODELS / "posterior", posterior.keyed_vectors, posterior.metadata, overwrite=True)
-    trained = glovev_ext.fit_corpus(documents, point_estimate="trained", source=source, **OPTIONS)
+    paper = clone(ESTIMATOR).set_params(point_estimate="trained")
+    trained = glovev_ext.fit_corpus(documents, VECTORIZER, paper, source=source, progress=False)
     glovev_ext.save_model(MODELS / "trained", trained.keyed_vectors, trained.metadata, overwrite=True)
     parts = glovev_ext.fit_subcorpora(posterior, {name: documents[start:stop]
                                                   for name, (start, stop) in SUBCORPORA.items()})
@@ -62,7 +66,7 @@ def main() -> None:
                     "source": f"paragraphs {start + 1:,} to {stop:,} of the embedded corpus, fitted given the "
                               "pooled contexts of models/posterior (glovev_ext.fit_subcorpora)"}
         glovev_ext.save_model(MODELS / name, kv, metadata, overwrite=True)
-    whole = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), point_estimate="trained", **OPTIONS)
+    whole = glovev_ext.fit_corpus(glovev_ext.load_default_corpus(), VECTORIZER, paper, progress=False)
     relations = glovev_ext.read_semeval2012(SAMPLE_PATH, ["1a"])
     words = list(dict.fromkeys(word for pair in (*relations["1a"].pairs, *relations["1a"].paradigms)
                                for word in pair))
