@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
-from ._checks import as_generator
+from ._checks import DEFAULT_SEED, as_generator
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
 from .covariance import GloVeVEstimator
@@ -56,7 +56,7 @@ class FittedCorpus:
 
 def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, window: int = 8, min_count: int = 5,
                max_vocab_size: int | None = None, lowercase: bool = True, x_max: float = 100.0, alpha: float = 0.75,
-               learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
+               learning_rate: float = 0.05, random_state=DEFAULT_SEED, n_jobs: int | None = -1,
                covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                prior_strength: float = 1.0, calibrate_noise: bool = True, progress: bool = True,
@@ -70,7 +70,8 @@ def fit_corpus(corpus: Iterable, *, n_components: int = 50, epochs: int = 25, wi
         A :class:`~glovev_ext.LineCorpus`, a list of strings or of token lists, any gensim corpus.
     n_components, epochs, x_max, alpha, learning_rate, random_state, n_jobs, covariance_storage, covariance_dtype, \
 conditioning, point_estimate, n_sweeps, prior_strength
-        As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts).
+        As for :class:`~glovev_ext.GloVeVEstimator` (``n_jobs`` also counts), but ``random_state``
+        defaults to :data:`~glovev_ext.stats.DEFAULT_SEED`, as ``glovev fit`` does.
     calibrate_noise : bool, default=True
         With ``point_estimate="posterior"``: split the documents at random into two halves (seeded
         by ``random_state``), count each, and calibrate the noise scale on them
