@@ -1,4 +1,5 @@
-"""Parameter checks shared by the public classes, with messages that name the parameter."""
+"""Parameter checks shared by the public classes, with messages that name the parameter, and the seed
+``random_state`` falls back to."""
 
 from __future__ import annotations
 
@@ -7,6 +8,12 @@ import numbers
 import os
 
 import numpy as np
+
+# The seed the statistics, the figures, fit_corpus and every glovev command (--random-state) draw from when given
+# no random_state, so that the same call gives the same answer in Python and on the command line. random_state=None
+# still asks numpy for fresh entropy, as the samplers whose draws are pooled across calls (kv.draw, draw_values) do
+# by default: a default seed would hand out the same draw every time.
+DEFAULT_SEED = 0
 
 
 def check_int(value: object, name: str, minimum: int) -> int:

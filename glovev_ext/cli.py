@@ -37,8 +37,8 @@ from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import check_fit_params, fit_corpus, fit_metadata
 from .atomic import atomic_path, check_writable
 from .saved_model import METADATA_FILE, check_model_directory, load_model, save_model
-from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS, PAPER_RELATIONS, SCALES,
-                    evaluate_relational_similarity, read_semeval2012)
+from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, DEFAULT_SEED, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS,
+                    PAPER_RELATIONS, SCALES, evaluate_relational_similarity, read_semeval2012)
 from .stats.semeval import SAMPLE_PATH, available_subcategories
 
 EXIT_OK, EXIT_ENVIRONMENT, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
@@ -269,8 +269,8 @@ def _build_parser() -> argparse.ArgumentParser:
                           "residual variance by the factor two random halves of the documents give (default: "
                           "calibrate; a corpus only)")
     _add_n_jobs(fit)
-    _add_random_state(fit, "random seed of training and of the noise calibration's random halves "
-                           "(default %(default)s)", default=glove["random_state"])
+    _add_random_state(fit, "random seed of training and of the noise calibration's random halves",
+                      default=glove["random_state"])
 
     similarity = _query(subcommands, "similarity", _run_similarity, "cosine similarity of two words with an "
                         "interval and p-value; with --versus, the difference from a second pair")
@@ -332,7 +332,7 @@ def _build_parser() -> argparse.ArgumentParser:
     plot.add_argument("figure", choices=("variance", "ellipses"))
     plot.add_argument("--words", help="words for the ellipses (file or comma-separated)")
     plot.add_argument("--output", required=True, help="PNG file to write")
-    _add_random_state(plot, "random seed of the sampled words and draws (default 0)")
+    _add_random_state(plot, "random seed of the sampled words and draws")
 
     info = _subcommand(subcommands, "info", _run_info, "what a saved model is: its corpus (and checksum), every "
                        "setting of the fit, the package version, its counts and its size")
@@ -397,11 +397,12 @@ def _add_statistic_options(parser, *, tests: bool, alternative: bool = True) -> 
                              f"out and name them (drop) (default {DEFAULT_MISSING})")
     parser.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
                         help=f"Monte Carlo draws of the embedding (default {DEFAULT_DRAWS})")
-    _add_random_state(parser, "random seed of the Monte Carlo draws and sampled permutations (default 0)")
+    _add_random_state(parser, "random seed of the Monte Carlo draws and sampled permutations")
 
 
-def _add_random_state(parser, description: str, default: int = 0) -> None:
-    parser.add_argument("--random-state", type=int, default=default, help=description)
+def _add_random_state(parser, description: str, default: int = DEFAULT_SEED) -> None:
+    """``--random-state``, by default the seed the Python functions draw from, so a command gives their numbers."""
+    parser.add_argument("--random-state", type=int, default=default, help=f"{description} (default {default})")
     parser.add_argument("--seed", type=int, dest="random_state", action=_RenamedOption, new_option="--random-state")
 
 

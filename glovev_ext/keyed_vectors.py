@@ -177,6 +177,8 @@ class KeyedVectorsWithVariance(KeyedVectors):
     def sample_vectors(self, keys: Sequence, n: int, random_state=None) -> np.ndarray:
         """``n`` joint draws of the vectors of ``keys`` from ``N(w_i, Sigma_i)``, independent across words.
 
+        ``random_state`` as for :meth:`draw`.
+
         Returns
         -------
         ndarray, shape (n, len(keys), D)
@@ -195,8 +197,10 @@ class KeyedVectorsWithVariance(KeyedVectors):
 
         Parameters
         ----------
-        random_state : None, int or numpy Generator
-            Seed or generator.
+        random_state : None, int or numpy Generator, default=None
+            Fresh random numbers by default, as numpy gives, so that repeated calls make new draws
+            (the statistics, which return results, seed theirs with
+            :data:`~glovev_ext.stats.DEFAULT_SEED`); an int repeats a draw.
         keys : iterable, optional
             Words to draw (all when None).
         missing : {"raise", "drop", "keep"}

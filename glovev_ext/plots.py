@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._checks import DEFAULT_SEED
 from ._deprecation import RNG, SIGNIFICANCE_ALPHA, renamed_keywords, warn_renamed
+from ._docstrings import fill_doc
 from .keyed_vectors import KeyedVectorsWithVariance
 from .stats import InferenceResult, NeighborsResult, RelationalSimilarity, cosine_bias_by_frequency
 from .stats.relational import METRICS
@@ -39,12 +41,28 @@ def projection_2d(kv: KeyedVectorsWithVariance, n_words: int = 5000) -> np.ndarr
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str], ax=None, n_draws: int = 100,
-                              random_state=None, projection: np.ndarray | None = None, level: float = 0.95):
+                              random_state=DEFAULT_SEED, projection: np.ndarray | None = None, level: float = 0.95):
     """Words in a 2-D projection with draws from their GloVe-V distribution and ellipses (paper Fig. 2).
 
     Each ellipse is the exact ``level`` region of the projected normal ``N(P w, P Sigma P^T)``;
     the dots are ``n_draws`` draws.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    words : sequence of str
+        Words with a covariance.
+    ax : matplotlib Axes, optional
+        A new figure by default.
+    n_draws : int, default=100
+        Dots per word.
+    {random_state}
+    projection : ndarray, shape (D, 2), optional
+        The map onto the plane; :func:`projection_2d` by default.
+    level : float, default=0.95
+        Of the ellipses.
 
     Returns
     -------
@@ -75,8 +93,9 @@ def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str]
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray | None = None, ax=None,
-                               max_points: int = 5000, random_state=None):
+                               max_points: int = 5000, random_state=DEFAULT_SEED):
     """L2 norm of each word's covariance diagonal against its frequency, both log10 (paper Fig. 3).
 
     A random sample of at most ``max_points`` words with a covariance is drawn, in proportion to
@@ -92,8 +111,8 @@ def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray 
     ax : matplotlib Axes, optional
         A new figure by default.
     max_points : int, default=5000
-    random_state : None, int or numpy Generator
-        Seeds the sample.
+    {random_state}
+        They pick the sample.
 
     Returns
     -------
@@ -166,6 +185,7 @@ def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | Non
     return ax
 
 
+@fill_doc
 def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confidence_level: float = 0.95,
                                min_questions: int = 2):
     """SemEval-2012 Task 2 per relation, the embedding beside the Random baseline (paper Fig. 6).
@@ -179,7 +199,7 @@ def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confi
     result : RelationalSimilarity
     axes : pair of matplotlib Axes, optional
         For MaxDiff accuracy and Spearman correlation; a new figure by default.
-    confidence_level : float, default=0.95
+    {confidence_level}
     min_questions : int, default=2
         Fewest MaxDiff questions a relation must have been scored on to be plotted.
 

@@ -31,7 +31,8 @@ import pandas as pd
 from scipy import stats
 from tqdm.auto import tqdm
 
-from ._checks import as_generator, check_int
+from ._checks import DEFAULT_SEED, as_generator, check_int
+from ._docstrings import fill_doc
 from .pipeline import FittedCorpus
 from .covariance import GaussianPrior
 from .stats import compare_models, vector_change_test
@@ -104,8 +105,9 @@ class SplitHalfCheck:
         return self.summary_frame().to_string(float_format=lambda x: f"{x:.3f}")
 
 
+@fill_doc
 def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int = 300,
-                     bands: Sequence[int] = BAND_EDGES, confidence_level: float = 0.95, random_state=0,
+                     bands: Sequence[int] = BAND_EDGES, confidence_level: float = 0.95, random_state=DEFAULT_SEED,
                      progress: bool = True) -> SplitHalfCheck:
     """Split ``documents`` at random into two halves, fit each in the pooled basis and compare them.
 
@@ -123,8 +125,8 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
         Lower edges of the frequency bands, by the pooled count (:data:`BAND_EDGES`).
     confidence_level : float, default=0.95
         Of the tests whose rejection rates are reported.
-    random_state : None, int or numpy Generator
-        Seeds the split, the pairs and the tests' Monte Carlo draws.
+    {random_state}
+        One generator draws the split, the pairs and the tests' seeds.
     progress : bool, default=True
         Show a progress bar over the pairs' tests.
 
@@ -147,7 +149,7 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
 
 
 def compare_halves(half_a, half_b, counts: Mapping[str, int], *, n_pairs: int = 300,
-                   bands: Sequence[int] = BAND_EDGES, confidence_level: float = 0.95, random_state=0,
+                   bands: Sequence[int] = BAND_EDGES, confidence_level: float = 0.95, random_state=DEFAULT_SEED,
                    progress: bool = True, prior: GaussianPrior | None = None) -> SplitHalfCheck:
     """The comparisons of :func:`split_half_check` for two embeddings fitted in one basis on disjoint text.
 

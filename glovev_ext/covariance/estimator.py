@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._checks import check_int, check_positive_float, resolve_n_jobs
+from .._checks import DEFAULT_SEED, check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, check_training_params, train_glove
 from .passes import covariance_pass, threaded_runner
@@ -192,7 +192,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
-                 learning_rate: float = 0.05, random_state=0, n_jobs: int | None = -1,
+                 learning_rate: float = 0.05, random_state=DEFAULT_SEED, n_jobs: int | None = -1,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                  conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                  prior_strength: float = 1.0, noise_scale: NoiseScale | None = None,

@@ -11,7 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
-from .._checks import as_generator, check_int, check_positive_float, resolve_n_jobs
+from .._checks import DEFAULT_SEED, as_generator, check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ._adagrad_kernel import adagrad_pass, shuffle_in_place
 from .objective import glove_weights
@@ -60,7 +60,7 @@ def check_training_params(epochs: int, learning_rate: float, alpha: float) -> tu
 
 def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, *, epochs: int = 25,
                 learning_rate: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
-                grad_clip: float = 100.0, random_state: object = None, n_jobs: int | None = -1,
+                grad_clip: float = 100.0, random_state: object = DEFAULT_SEED, n_jobs: int | None = -1,
                 schedule: str = "blocks", progress: bool = True) -> GloVeParameters:
     """Train GloVe on a co-occurrence matrix with the Stanford C tool's algorithm.
 
@@ -95,9 +95,11 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         Weighting function cut-off and exponent.
     grad_clip : float, default=100.0
         Bound on each gradient component.
-    random_state : None, int, numpy Generator or RandomState
-        Seeds the initialisation and the per-epoch orders. The same seed gives bit-for-bit
-        identical parameters (with ``schedule="hogwild"`` only at ``n_jobs=1``).
+    random_state : None, int, numpy Generator or RandomState, default=0
+        Seeds the initialisation and the per-epoch orders (``glovev_ext.stats.DEFAULT_SEED`` by
+        default, as every function that draws). The same seed gives bit-for-bit identical
+        parameters (with ``schedule="hogwild"`` only at ``n_jobs=1``); None seeds from the
+        operating system's entropy.
     n_jobs : int or None, default=-1
         Threads (None or 1: one; -1: every core).
     schedule : {"blocks", "hogwild"}, default="blocks"

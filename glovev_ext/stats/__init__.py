@@ -18,8 +18,14 @@
   statistics on atanh) that turn an estimate and its standard error into intervals and p-values;
 - :mod:`.results`: statsmodels-style results, all rendered through one path;
 - :mod:`.simulation`: coverage of the intervals by simulation with known truth.
+
+Every function here that draws random numbers for a result takes ``random_state``, by default
+:data:`DEFAULT_SEED` (as every ``glovev`` command), so the same call gives the same answer;
+``random_state=None`` takes fresh random numbers. :func:`draw_values`, which hands out draws to
+pool, takes fresh ones by default.
 """
 
+from .._checks import DEFAULT_SEED
 from .bias import compare_biases, cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic
 from .change import self_similarity, vector_change_test
 from .comparison import ModelComparison, compare_models
@@ -50,6 +56,7 @@ __all__ = [
     "Coverage",
     "DEFAULT_METHOD",
     "DEFAULT_MISSING",
+    "DEFAULT_SEED",
     "EmbeddingWithCovariance",
     "InferenceResult",
     "METHODS",

@@ -7,7 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from .._checks import DEFAULT_SEED, as_generator
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from .cosine import cosine_pair_gradients, scatter_rows, through_normalisation
 from .estimation import DEFAULT_METHOD, estimate
 from .results import InferenceResult, ResultFamily
@@ -54,9 +56,10 @@ def cosine_bias_statistic(group_a: Sequence, group_b: Sequence, attributes: Sequ
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequence, attributes: Sequence, *,
                 missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, null_value: float = 0.0,
-                alternative: str = "two-sided", n_draws: int = 2000, random_state=None, use_t: bool = True,
+                alternative: str = "two-sided", n_draws: int = 2000, random_state=DEFAULT_SEED, use_t: bool = True,
                 scale: str = "bounded") -> InferenceResult:
     """Garg et al. cosine bias of attributes between two groups, with a GloVe-V standard error.
 
@@ -67,17 +70,11 @@ def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequenc
     ----------
     kv : KeyedVectorsWithVariance
     group_a, group_b, attributes : sequence of str
-    missing : {"raise", "drop"}
-    method : {"auto", "delta", "monte carlo"}
-        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
-        with Monte Carlo and says which it used.
-    null_value : float
-    alternative : {"two-sided", "larger", "smaller"}
-    n_draws : int
-    random_state : None, int or numpy Generator
-    use_t, scale
-        t reference distributions and intervals that respect the statistic's range (see
-        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
+    {missing}
+    {method}
+    {null_value}
+    {alternative}
+    {estimate_options}
 
     Returns
     -------
@@ -91,13 +88,26 @@ def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequenc
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statistic] | Sequence[Statistic], *,
-                   method: str = DEFAULT_METHOD, n_draws: int = 2000, random_state=None, use_t: bool = True,
+                   method: str = DEFAULT_METHOD, n_draws: int = 2000, random_state=DEFAULT_SEED, use_t: bool = True,
                    scale: str = "bounded") -> ResultFamily:
     """Several bias statistics with their joint covariance (word lists may overlap).
 
-    Compare two with ``.difference(i, j)``; never by adding their variances. Every word of every
-    statistic must be usable (build the statistics from usable words).
+    Compare two with ``.difference(i, j)``; never by adding their variances.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    statistics : dict or sequence of Statistic
+        Every word of every statistic must be usable (build the statistics from usable words); a
+        dict names the rows by its keys.
+    {method}
+    {estimate_options}
+
+    Returns
+    -------
+    ResultFamily
     """
     if isinstance(statistics, Mapping):
         statistics = [replace(s, name=name) for name, s in statistics.items()]  # bounds and gradient kept
@@ -106,10 +116,12 @@ def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statist
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequence,
                              attributes: Sequence, *, n_bands: int = 3, counts: np.ndarray | None = None,
                              missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, n_draws: int = 2000,
-                             random_state=None, use_t: bool = True, scale: str = "bounded") -> list[InferenceResult]:
+                             random_state=DEFAULT_SEED, use_t: bool = True,
+                             scale: str = "bounded") -> list[InferenceResult]:
     """The cosine bias recomputed with each group cut into frequency bands, most frequent first (paper Fig. 7a).
 
     Parameters
@@ -120,9 +132,13 @@ def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, gro
         Bands per group; band k pairs the k-th most frequent part of each group.
     counts : ndarray, optional
         Word frequencies by vocabulary index (the ``count`` attribute of ``kv`` by default).
-    missing : {"raise", "drop"}
-    method, n_draws, random_state, use_t, scale
-        As for :func:`cosine_bias`.
+    {missing}
+    {method}
+    {n_draws}
+    {random_state}
+        One generator serves every band, so the bands' draws are independent.
+    {use_t}
+    {scale}
 
     Returns
     -------
@@ -136,12 +152,13 @@ def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, gro
             raise ValueError("the embedding carries no word counts: pass counts= (frequency by vocabulary index)")
         counts = kv.expandos["count"]
     counts = np.asarray(counts)
+    generator = as_generator(random_state)  # one stream for all bands: a seed given to each would repeat its draws
     by_frequency = [sorted(group, key=lambda w: -counts[kv.get_index(w)]) for group in (group_a, group_b)]
     results = []
     for band, (part_a, part_b) in enumerate(zip(*(np.array_split(g, n_bands) for g in by_frequency)), 1):
         if len(part_a) and len(part_b):
             result = cosine_bias(kv, list(part_a), list(part_b), attributes, method=method, n_draws=n_draws,
-                                 random_state=random_state, use_t=use_t, scale=scale)
+                                 random_state=generator, use_t=use_t, scale=scale)
             label = f"band {band}{' (most frequent)' if band == 1 and n_bands > 1 else ''}: " \
                     f"{len(part_a)} vs {len(part_b)} words"
             results.append(result.replace(name=label, dropped=tuple(dropped)))

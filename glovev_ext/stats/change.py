@@ -23,7 +23,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from ..covariance import GaussianPrior, UndefinedCovarianceError
 from ..covariance.prior import shared_prior_difference
 from .cosine import cosine_statistic
@@ -40,9 +42,10 @@ SELF_SIMILARITY_CAVEAT = ("Self-similarity intervals do not hold their coverage 
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def self_similarity(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str], *,
                     labels: tuple[str, str] = ("A", "B"), method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING,
-                    n_draws: int = 2000, random_state=None, use_t: bool = True, scale: str = "bounded",
+                    n_draws: int = 2000, random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded",
                     null_value: float = 0.0) -> ResultFamily:
     """Cosine of each word's vector in one embedding with its vector in the other, with standard errors.
 
@@ -53,11 +56,11 @@ def self_similarity(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance
     words : sequence of str
     labels : (str, str)
         Names of the two embeddings in the rows (``cos(w [A], w [B])``).
-    method, n_draws, random_state, use_t, scale
-        As for :func:`~glovev_ext.stats.estimate`.
-    missing : {"raise", "drop"}
+    {method}
+    {missing}
         A word must be usable in both embeddings.
-    null_value : float, default=0
+    {estimate_options}
+    {null_value}
 
     Returns
     -------

@@ -55,8 +55,9 @@ import pandas as pd
 from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 
-from .._checks import check_int
+from .._checks import DEFAULT_SEED, check_int
 from .._deprecation import positional_significance_level
+from .._docstrings import fill_doc
 from ._summary import render
 from .intervals import UNION, scale_derivative, to_scale, welch_satterthwaite
 from .results import MONTE_CARLO, InferenceResult, ResultFamily
@@ -92,7 +93,7 @@ class ModelComparison:
     difference_variances: np.ndarray | None = None
     links: tuple | None = field(default=None, repr=False)
     n_draws: int = 2000
-    random_state: object = field(default=0, repr=False)
+    random_state: object = field(default=DEFAULT_SEED, repr=False)
 
     @cached_property
     def null_draws(self) -> np.ndarray | None:
@@ -278,9 +279,10 @@ class ModelComparison:
         return str(self.summary())
 
 
+@fill_doc
 def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceResult], *,
                    labels: Sequence[str] | None = None, covariate: Sequence[float] | None = None,
-                   n_draws: int = 2000, random_state=0) -> ModelComparison:
+                   n_draws: int = 2000, random_state=DEFAULT_SEED) -> ModelComparison:
     """Compare one statistic estimated on several independently fitted models.
 
     Parameters
@@ -298,8 +300,8 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
     n_draws : int, default=2000
         For models under one prior: draws of the fits under the null, which calibrate the equality
         test (:attr:`ModelComparison.null_draws`, made when the test is first asked for).
-    random_state : None, int or numpy Generator, default=0
-        Seeds those draws (a fixed default, so that the same results give the same p-value).
+    {random_state}
+        Only those null draws use it.
 
     Returns
     -------

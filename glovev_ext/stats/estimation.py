@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from ..covariance import DIAGONAL, EXACT, Factor
 from .delta import delta_covariance
 from .intervals import (EXTENDED, UNION, bounds_of, check_alternative, check_scale, median_shift, median_shift_noise,
@@ -40,9 +42,10 @@ def check_method(method: str) -> str:
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str = DEFAULT_METHOD,
              null_values: Sequence[float] | float | None = None, alternative: str = "two-sided",
-             n_draws: int = 2000, random_state=None, dropped: Sequence[str] = (), use_t: bool = True,
+             n_draws: int = 2000, random_state=DEFAULT_SEED, dropped: Sequence[str] = (), use_t: bool = True,
              scale: str = "bounded") -> ResultFamily:
     """All values of a statistic with their joint covariance, by the delta method or Monte Carlo.
 
@@ -51,7 +54,7 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
     kv : KeyedVectorsWithVariance
         Every word of ``statistic.keys`` must be in it with a covariance.
     statistic : Statistic
-    method : {"auto", "delta", "monte carlo"}
+    method : {"auto", "delta", "monte carlo"}, default="auto"
         ``"auto"`` (docs/method.md section 6) computes both and keeps the delta method when its
         standard errors agree with Monte Carlo's within ``AUTO_TOLERANCE`` (3 %; judged with the
         linearised statistic as a control variate) and the draws' medians lie within
@@ -63,18 +66,13 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
         intervals (``"union"``; docs/method.md section 6.9).
     null_values : float or sequence, optional
         Null values of the rows (0 by default).
-    alternative : {"two-sided", "larger", "smaller"}
-    n_draws : int
-    random_state : None, int or numpy Generator
-    dropped : sequence of str
+    {alternative}
+    {n_draws}
+    {random_state}
+    dropped : sequence of str, default=()
         Words the caller left out, reported in the result.
-    use_t : bool, default=True
-        t reference distributions with Welch-Satterthwaite degrees of freedom from the words'
-        ``|K_i| - D``; False: normal (the paper's).
-    scale : {"bounded", "linear"}, default="bounded"
-        ``"bounded"``: intervals and tests of bounded statistics on ``atanh`` of the value mapped to
-        (-1, 1) (Fisher's z for a cosine), so they stay inside the range; ``"linear"``: the
-        paper's symmetric intervals.
+    {use_t}
+    {scale}
 
     Returns
     -------
@@ -92,8 +90,8 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
 
 def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str = DEFAULT_METHOD,
                       null_values: Sequence[float] | float | None = None, alternative: str = "two-sided",
-                      n_draws: int = 2000, random_state=None, dropped: Sequence[str] = (), use_t: bool = True,
-                      scale: str = "bounded") -> ResultFamily:
+                      n_draws: int = 2000, random_state=DEFAULT_SEED, dropped: Sequence[str] = (),
+                      use_t: bool = True, scale: str = "bounded") -> ResultFamily:
     """:func:`estimate` on words already resolved (``words.keys`` are ``statistic.keys``, in order)."""
     check_alternative(alternative)
     check_scale(scale)
@@ -128,10 +126,25 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def wald_test(kv: EmbeddingWithCovariance, statistic: Statistic, *, null_value: float = 0.0,
-              alternative: str = "two-sided", method: str = DEFAULT_METHOD, n_draws: int = 2000, random_state=None,
-              dropped: Sequence[str] = (), use_t: bool = True, scale: str = "bounded") -> InferenceResult:
-    """Wald test of a single-valued statistic (see :func:`estimate`)."""
+              alternative: str = "two-sided", method: str = DEFAULT_METHOD, n_draws: int = 2000,
+              random_state=DEFAULT_SEED, dropped: Sequence[str] = (), use_t: bool = True,
+              scale: str = "bounded") -> InferenceResult:
+    """Wald test of a single-valued statistic (see :func:`estimate`).
+
+    Parameters
+    ----------
+    kv, statistic
+        As for :func:`estimate`; the statistic has one value.
+    {null_value}
+    alternative, method, n_draws, random_state, dropped, use_t, scale
+        As for :func:`estimate`.
+
+    Returns
+    -------
+    InferenceResult
+    """
     if len(statistic.names) != 1:
         raise ValueError(f"{statistic.name} has {len(statistic.names)} values; use estimate() for several")
     family = estimate(kv, statistic, method=method, null_values=null_value, alternative=alternative,

@@ -17,7 +17,9 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from .cosine import cosines
 from .estimation import word_caveats
 from .intervals import EXTENDED
@@ -78,8 +80,9 @@ def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: b
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | Iterable[tuple], *,
-                        n_draws: int = 1000, random_state=None, missing: str | None = None,
+                        n_draws: int = 1000, random_state=DEFAULT_SEED, missing: str | None = None,
                         progress: bool = False) -> InferenceResult:
     """Spearman correlation of cosine similarities with human ratings, with a Monte Carlo interval.
 
@@ -88,15 +91,13 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     kv : KeyedVectorsWithVariance
     pairs : path or iterable of (word1, word2, score)
         A benchmark file (e.g. ``gensim.test.utils.datapath('wordsim353.tsv')``) or its rows.
-    n_draws : int
-    random_state : None, int or numpy Generator
-    missing : {"raise", "drop"} or None
-        Pairs with a word out of the vocabulary or without covariance are refused, or dropped
-        (and named in the result). A benchmark usually holds words a corpus lacks: pass ``"drop"``.
-        None, the default of this release, drops them with a FutureWarning: from glovev-ext 0.3
-        the default is ``"raise"``, as for every statistic.
-    progress : bool, default=False
-        Show a progress bar of the draws.
+    n_draws : int, default=1000
+        Draws of the embedding.
+    {random_state}
+    {missing_transitional}
+        A pair with an unusable word is refused, or left out and named. A benchmark usually holds
+        words a corpus lacks: pass ``"drop"``.
+    {progress}
 
     Returns
     -------
@@ -146,9 +147,10 @@ def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tupl
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike | Iterable[Sequence], *,
                        candidates: Sequence | None = None, restrict_vocab: int = 10_000, n_draws: int = 200,
-                       random_state=None, missing: str | None = None) -> InferenceResult:
+                       random_state=DEFAULT_SEED, missing: str | None = None) -> InferenceResult:
     """3CosAdd analogy accuracy with a Monte Carlo interval, tested against random guessing.
 
     The answer to "a is to b as c is to ?" is the candidate closest in cosine to
@@ -157,10 +159,23 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     with a word out of the vocabulary or without covariance follow ``missing``; questions whose
     words are usable but not candidates are left out, as gensim's ``restrict_vocab`` does. Both are
     named in ``dropped``. The null value is the accuracy of guessing at random among the
-    candidates, ``1 / (n_candidates - 3)``, with the alternative "larger". ``missing=None``, the
-    default of this release, drops unusable questions with a FutureWarning (``"raise"`` from
-    glovev-ext 0.3, as for every statistic). The interval is the estimate's extended by the draws'
-    ``attenuation``, as for :func:`evaluate_word_pairs`.
+    candidates, ``1 / (n_candidates - 3)``, with the alternative "larger". The interval is the
+    estimate's extended by the draws' ``attenuation``, as for :func:`evaluate_word_pairs`.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    questions : path or iterable of (a, b, c, d)
+        An analogy file (e.g. ``gensim.test.utils.datapath('questions-words.txt')``) or its rows.
+    candidates : sequence of str, optional
+        The words an answer is chosen from.
+    restrict_vocab : int, default=10000
+        Without ``candidates``: how many of the vocabulary's first words to search.
+    n_draws : int, default=200
+        Draws of the embedding.
+    {random_state}
+    {missing_transitional}
+        A question with an unusable word is refused, or left out and named.
 
     Returns
     -------

@@ -27,7 +27,9 @@ def draw_values(words: ResolvedWords, function: Callable[[np.ndarray], np.ndarra
     function : callable
         ``(n, k, D) -> (n, ...)`` when ``vectorized``, else ``(k, D) -> (...)`` called per draw.
     n_draws : int
-    random_state : None, int or numpy Generator
+    random_state : None, int or numpy Generator, default=None
+        Fresh random numbers by default, as numpy gives: draws made to be pooled across calls must
+        differ. The statistics pass their own (:data:`~glovev_ext.stats.DEFAULT_SEED` by default).
     vectorized : bool
     progress : bool, default=False
         Show a tqdm bar of the draws done (batches of them; the draws do not depend on it).

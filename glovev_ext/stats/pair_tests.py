@@ -24,7 +24,9 @@ from statsmodels.stats.multitest import multipletests
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from ._summary import column_lines, notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
 from .estimation import DEFAULT_METHOD, check_method, word_caveats
@@ -191,9 +193,10 @@ class SimilarityTests:
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, null_value: float = 0.0,
                      alternative: str = "two-sided", method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING,
-                     n_draws: int = 2000, random_state=None, use_t: bool = True, scale: str = "bounded",
+                     n_draws: int = 2000, random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded",
                      progress: bool = False) -> SimilarityTests:
     """Test many cosine similarities, each on its own, as :func:`similarity` would one at a time.
 
@@ -201,19 +204,18 @@ def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, nul
     ----------
     kv : KeyedVectorsWithVariance
     pairs : sequence of (str, str)
-    null_value : float, default=0
-    alternative : {"two-sided", "larger", "smaller"}
-    method : {"auto", "delta", "monte carlo"}
+    {null_value}
+    {alternative}
+    method : {"auto", "delta", "monte carlo"}, default="auto"
         ``"delta"`` is vectorised (thousands of pairs per second at D = 300); ``"auto"`` judges each
         pair by its own Monte Carlo draws, as :func:`similarity` does, and costs as much.
-    missing : {"raise", "drop"}
-        A pair with a word out of the vocabulary or without a covariance raises, naming it, or is
-        left out and listed in ``dropped``.
-    n_draws : int
-    random_state : None, int or numpy Generator
+    {missing}
+        A pair with an unusable word is refused, or left out and named.
+    {n_draws}
+    {random_state}
         One generator serves every pair's draws.
-    use_t, scale
-        As for :func:`similarity`.
+    {use_t}
+    {scale}
     progress : bool, default=False
         A progress bar over the pairs for ``method="auto"`` and ``"monte carlo"``.
 

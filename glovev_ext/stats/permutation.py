@@ -5,15 +5,15 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Sequence
-
-import numpy as np
-
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary import Summary
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from ._summary import notes, render
 from .intervals import check_alternative
 from .results import PERMUTATION, WORD_LISTS, Provenance
@@ -83,9 +83,10 @@ class PermutationResult:
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *,
                           alternative: str = "larger", n_permutations: int | None = None, max_exact: int = 100_000,
-                          missing: str = DEFAULT_MISSING, random_state=None) -> PermutationResult:
+                          missing: str = DEFAULT_MISSING, random_state=DEFAULT_SEED) -> PermutationResult:
     """The classic WEAT permutation test over equal-size re-partitions of X u Y.
 
     Exact (every partition, the observed one included, ``p = #{S_i >= S} / N``) when there are
@@ -98,12 +99,12 @@ def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence,
     ----------
     kv : KeyedVectorsWithVariance
     X, Y, A, B : sequence of str
-    alternative : {"larger", "smaller", "two-sided"}
+    alternative : {"larger", "smaller", "two-sided"}, default="larger"
     n_permutations : int, optional
-    max_exact : int
-    missing : {"raise", "drop"}
-    random_state : None, int or numpy Generator
-        Seeds the sampled partitions.
+    max_exact : int, default=100000
+    {missing}
+    {random_state}
+        They pick the sampled partitions.
 
     Returns
     -------

@@ -20,7 +20,9 @@ from scipy.linalg import block_diag
 from scipy.stats import rankdata
 from statsmodels.iolib.summary import Summary
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import positional_significance_level
+from .._docstrings import fill_doc
 from ..covariance import UndefinedCovarianceError
 from ._summary import notes, render
 from .estimation import word_caveats
@@ -169,8 +171,9 @@ class RelationalSimilarity:
         return str(self.summary())
 
 
+@fill_doc
 def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mapping[str, SemEvalRelation]
-                                   | Sequence[SemEvalRelation], *, n_draws: int = 1000, random_state=None,
+                                   | Sequence[SemEvalRelation], *, n_draws: int = 1000, random_state=DEFAULT_SEED,
                                    missing: str = DEFAULT_MISSING, lowercase: bool = True,
                                    progress: bool = False) -> RelationalSimilarity:
     """Score SemEval-2012 Task 2 relations with Monte Carlo intervals, the Random baseline and tests.
@@ -182,16 +185,16 @@ def evaluate_relational_similarity(kv: EmbeddingWithCovariance, relations: Mappi
         From :func:`~glovev_ext.stats.read_semeval2012`.
     n_draws : int, default=1000
         Draws of the embedding, and random ratings for the baseline.
-    random_state : None, int or numpy Generator
-    missing : {"raise", "drop"}
-        Pairs with a word out of the vocabulary or without covariance are refused, or dropped
-        (and named); a question is answered only when its four pairs are rated. A relation with
-        no usable paradigm pair, fewer than three rated pairs or no answerable question is an
-        error under ``"raise"`` and is dropped (and named) under ``"drop"``.
+    {random_state}
+        One generator serves the embedding's draws and the random ratings.
+    {missing}
+        A pair with an unusable word is refused, or left out and named; a question is answered
+        only when its four pairs are rated. A relation with no usable paradigm pair, fewer than
+        three rated pairs or no answerable question is an error under ``"raise"`` and is dropped
+        (and named) under ``"drop"``.
     lowercase : bool, default=True
         Look words up in lower case (as a lower-cased model was built).
-    progress : bool, default=False
-        Show a progress bar of the draws.
+    {progress}
 
     Returns
     -------

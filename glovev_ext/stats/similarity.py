@@ -7,8 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._checks import check_int
+from .._checks import DEFAULT_SEED, check_int
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from ..covariance import UndefinedCovarianceError
 from .cosine import cosine_statistic, cosines
 from .estimation import DEFAULT_METHOD, estimate, estimate_resolved, wald_test
@@ -19,29 +20,22 @@ from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, res
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float = 0.0, alternative: str = "two-sided",
                method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
-               random_state=None, use_t: bool = True, scale: str = "bounded") -> InferenceResult:
+               random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded") -> InferenceResult:
     """Cosine similarity of two words' centre vectors, with its standard error and Wald test.
 
     Parameters
     ----------
     kv : KeyedVectorsWithVariance
     word1, word2 : str
-    null_value : float, default=0
-    alternative : {"two-sided", "larger", "smaller"}
-    method : {"auto", "delta", "monte carlo"}
-        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
-        with Monte Carlo and says which it used.
-    missing : {"raise", "drop"}
-        The policy for unusable words; a cosine needs both words, so either way an unusable word
-        is an error that names it.
-    n_draws : int
-        Draws for Monte Carlo.
-    random_state : None, int or numpy Generator
-    use_t, scale
-        t reference distributions and intervals that respect the statistic's range (see
-        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
+    {null_value}
+    {alternative}
+    {method}
+    {missing}
+        A cosine needs both words, so under either policy an unusable word is an error.
+    {estimate_options}
 
     Returns
     -------
@@ -54,14 +48,24 @@ def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float =
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = DEFAULT_METHOD,
                  missing: str = DEFAULT_MISSING, alternative: str = "two-sided", n_draws: int = 2000,
-                 random_state=None, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
+                 random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
     """Cosine similarities of several word pairs with their joint covariance.
 
     Pairs sharing a word are correlated; compare them with ``.difference(i, j)`` or any
-    ``.contrast(weights)``, never by adding their variances. With ``missing="drop"`` a pair with
-    an unusable word is left out and named in ``dropped``.
+    ``.contrast(weights)``, never by adding their variances.
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    pairs : sequence of (str, str)
+    {method}
+    {missing}
+        A pair with an unusable word is refused, or left out and named.
+    {alternative}
+    {estimate_options}
 
     Returns
     -------
@@ -76,10 +80,26 @@ def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method:
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tuple, *, alternative: str = "two-sided",
                           method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
-                          random_state=None, use_t: bool = True, scale: str = "bounded") -> InferenceResult:
-    """Test ``cos(pair1) - cos(pair2) == 0`` with the joint covariance (e.g. doctor-surgeon vs doctor-dentist)."""
+                          random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded") -> InferenceResult:
+    """Test ``cos(pair1) - cos(pair2) == 0`` with the joint covariance (e.g. doctor-surgeon vs doctor-dentist).
+
+    Parameters
+    ----------
+    kv : KeyedVectorsWithVariance
+    pair1, pair2 : (str, str)
+    {alternative}
+    {method}
+    {missing}
+        The difference needs every word, so under either policy an unusable word is an error.
+    {estimate_options}
+
+    Returns
+    -------
+    InferenceResult
+    """
     _refuse_any_unusable(kv, [*pair1, *pair2], missing, "a difference of two similarities")
     family = similarities(kv, [pair1, pair2], method=method, n_draws=n_draws, random_state=random_state, use_t=use_t,
                           scale=scale)
@@ -87,9 +107,10 @@ def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tupl
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | None = None, topn: int = 10, *,
                       method: str = DEFAULT_METHOD, missing: str | None = None, n_draws: int = 2000,
-                      random_state=None, use_t: bool = True, scale: str = "bounded",
+                      random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded",
                       progress: bool = False) -> NeighborsResult:
     """The nearest neighbours of ``word`` among ``candidates`` (or the whole vocabulary), with uncertainty.
 
@@ -102,22 +123,17 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
         covariance.
     topn : int
         Neighbours kept when ``candidates`` is None.
-    method : {"auto", "delta", "monte carlo"}
-        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
-        with Monte Carlo and says which it used.
+    {method}
         For the similarities and adjacent tests; rank distributions are always Monte Carlo.
-    missing : {"raise", "drop"} or None
-        The policy for unusable candidates (``word`` itself must be usable). None, the default of
-        this release, drops them with a FutureWarning: from glovev-ext 0.3 the default is
-        ``"raise"``, as for every statistic.
-    n_draws : int
-    random_state : None, int or numpy Generator
-        Seeds the rank draws (and Monte Carlo similarities); one generator serves both.
-    use_t, scale
-        t reference distributions and intervals that respect the statistic's range (see
-        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
-    progress : bool, default=False
-        Show a progress bar of the rank draws.
+    {missing_transitional}
+        The policy for the candidates: ``word`` itself must be usable.
+    {n_draws}
+        Also the draws of the ranks.
+    {random_state}
+        One generator serves the similarities' draws and the ranks'.
+    {use_t}
+    {scale}
+    {progress}
 
     Returns
     -------

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .._checks import DEFAULT_SEED
+from .._docstrings import fill_doc
 from ..covariance import UndefinedCovarianceError, WordFit, WordFitter
 from ..covariance.prior import GaussianPrior, posterior
 from ..covariance.wls import Workspace
@@ -152,8 +154,9 @@ class Coverage:
                              "median width": self.median_width}, index=list(self.names))
 
 
+@fill_doc
 def interval_coverage(simulator: RowSimulator, statistic: Statistic, n_replications: int = 2000, *,
-                      confidence_level: float = 0.95, random_state=None, **options) -> Coverage:
+                      confidence_level: float = 0.95, random_state=DEFAULT_SEED, **options) -> Coverage:
     """Coverage of a statistic's intervals over ``n_replications`` simulated refits of its words.
 
     Parameters
@@ -162,9 +165,9 @@ def interval_coverage(simulator: RowSimulator, statistic: Statistic, n_replicati
         Knows every word of ``statistic.keys``.
     statistic : Statistic
     n_replications : int, default=2000
-    confidence_level : float, default=0.95
-    random_state : None, int or numpy Generator
-        Seeds the rows and any Monte Carlo draws.
+    {confidence_level}
+    {random_state}
+        One generator draws the rows and any Monte Carlo draws of every replication.
     **options
         Passed to :func:`~glovev_ext.stats.estimate` (``method``, ``use_t``, ``scale``, ``n_draws``).
 

@@ -17,7 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import DEFAULT_SEED
 from .._deprecation import RNG, renamed_keywords
+from .._docstrings import fill_doc
 from .cosine import cosine_product_gradient
 from .estimation import DEFAULT_METHOD, estimate
 from .results import ResultFamily
@@ -92,9 +94,10 @@ def effect_size_bound(n_x: int, n_y: int, ddof: int) -> float:
 
 
 @renamed_keywords(rng=RNG)
+@fill_doc
 def weat(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *, ddof: int = 1,
          missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, alternative: str = "two-sided",
-         n_draws: int = 2000, random_state=None, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
+         n_draws: int = 2000, random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
     """WEAT effect size and test statistic with GloVe-V standard errors (rows "effect size", "test statistic").
 
     Parameters
@@ -106,17 +109,10 @@ def weat(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: 
         Attribute words (e.g. career and family words).
     ddof : int, default=1
         Delta degrees of freedom of the standard deviation in the effect size.
-    missing : {"raise", "drop"}
-        Words out of the vocabulary or without covariance: refused, or dropped and named.
-    method : {"auto", "delta", "monte carlo"}
-        See :func:`~glovev_ext.stats.estimate`: ``"auto"`` keeps the delta method where it agrees
-        with Monte Carlo and says which it used.
-    alternative : {"two-sided", "larger", "smaller"}
-    n_draws : int
-    random_state : None, int or numpy Generator
-    use_t, scale
-        t reference distributions and intervals that respect the statistic's range (see
-        :func:`~glovev_ext.stats.estimate`); ``use_t=False, scale="linear"`` is the paper's recipe.
+    {missing}
+    {method}
+    {alternative}
+    {estimate_options}
 
     Returns
     -------
