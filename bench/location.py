@@ -40,13 +40,13 @@ from threadpoolctl import threadpool_limits
 import glovev_ext
 from glovev_ext.covariance import WordFitter
 from glovev_ext.stats import RowSimulator, read_word_pairs
-from glovev_ext.stats.cosine import cosines
-from glovev_ext.stats.estimation import AUTO_TOLERANCE, SHIFT_TOLERANCE, estimate_resolved
-from glovev_ext.stats.evaluation import rank_correlation
-from glovev_ext.stats.intervals import (bounds_of, from_scale, intervals, median_shift, percentile_bounds, quantile,
+from glovev_ext.stats.statistics.cosine import cosines
+from glovev_ext.stats.engine.estimation import AUTO_TOLERANCE, SHIFT_TOLERANCE, estimate_resolved
+from glovev_ext.stats.statistics.evaluation import rank_correlation
+from glovev_ext.stats.engine.intervals import (bounds_of, from_scale, intervals, median_shift, percentile_bounds, quantile,
                                         scaled_errors, to_scale)
-from glovev_ext.stats.monte_carlo import draw_values
-from glovev_ext.stats.statistic import Statistic
+from glovev_ext.stats.engine.monte_carlo import draw_values
+from glovev_ext.stats.engine.statistic import Statistic
 
 
 def previous_interval(estimates, std_errors, df, draws, bounds) -> np.ndarray:

@@ -18,7 +18,7 @@ from .keyed_vectors import KeyedVectorsWithVariance
 from .covariance.prior import FREQUENT_SPARE_RATIO
 from .pipeline import outside_optimum_region
 from .stats import read_word_pairs
-from .stats.intervals import quantile
+from .stats.engine.intervals import quantile
 
 PROBE_WORDS = ("man", "woman", "doctor", "river", "gold", "happy")
 _PAIRS_PER_BAND = 200  # random pairs whose interval widths give a frequency band's median

@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from . import stats
 from ._deprecation import RNG, renamed_keywords
 from .covariance import CovarianceStore, Factor, GaussianPrior, GloVeVEstimator, UndefinedCovarianceError
-from .stats.cosine import unit_vector_jacobian
-from .stats.words import NO_COVARIANCE, NOT_IN_VOCABULARY
+from .stats.statistics.cosine import unit_vector_jacobian
+from .stats.engine.words import NO_COVARIANCE, NOT_IN_VOCABULARY
 
 logger = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
     # --- statistics with uncertainty (glovev_ext.stats) ------------------------------------------------
 
     def similarity_test(self, word1, word2, **kwargs):
-        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.stats.similarity`."""
+        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.stats.statistics.similarity`."""
         return stats.similarity(self, word1, word2, **kwargs)
 
     def similarities_test(self, pairs, **kwargs):
@@ -270,7 +270,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
         return stats.nearest_neighbors(self, word, candidates, topn, **kwargs)
 
     def weat_test(self, X, Y, A, B, **kwargs):
-        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.stats.weat`."""
+        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.stats.statistics.weat`."""
         return stats.weat(self, X, Y, A, B, **kwargs)
 
     def weat_permutation_test(self, X, Y, A, B, **kwargs):

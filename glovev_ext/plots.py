@@ -16,7 +16,7 @@ from ._deprecation import RNG, SIGNIFICANCE_ALPHA, renamed_keywords, warn_rename
 from ._docstrings import fill_doc
 from .keyed_vectors import KeyedVectorsWithVariance
 from .stats import InferenceResult, NeighborsResult, RelationalSimilarity, cosine_bias_by_frequency
-from .stats.relational import METRICS
+from .stats.statistics.relational import METRICS
 
 _PSEUDO_INVERSE_COLOUR = "tab:orange"
 

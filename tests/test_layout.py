@@ -19,6 +19,10 @@ STAGES = [
     ("glovev_ext.counting",),
     ("glovev_ext.glove",),
     ("glovev_ext.covariance",),
+    # stats in three floors: the inference engine, the statistics built on it, the studies built on those
+    ("glovev_ext.stats.engine",),
+    ("glovev_ext.stats.statistics",),
+    ("glovev_ext.stats.studies",),
     ("glovev_ext.stats",),
     ("glovev_ext.keyed_vectors",),
     ("glovev_ext.saved_model", "glovev_ext.pipeline", "glovev_ext.plots"),

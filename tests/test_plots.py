@@ -12,7 +12,7 @@ from gensim.models import KeyedVectors
 import glovev_ext
 from glovev_ext import CovarianceStoreWriter, KeyedVectorsWithVariance, plots
 from glovev_ext.covariance import Factor
-from glovev_ext.stats.semeval import SAMPLE_PATH
+from glovev_ext.stats.statistics.semeval import SAMPLE_PATH
 
 matplotlib.use("Agg")
 

@@ -22,7 +22,7 @@ from _common import QUICK, fitted_model, save_figure, shared_path
 from glovev_ext import evaluate_relational_similarity, read_semeval2012
 from glovev_ext.plots import plot_relational_similarity
 from glovev_ext.stats import PAPER_RELATIONS
-from glovev_ext.stats.semeval import SAMPLE_PATH
+from glovev_ext.stats.statistics.semeval import SAMPLE_PATH
 
 start = time.perf_counter()
 kv = fitted_model("31m")

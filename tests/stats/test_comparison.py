@@ -30,8 +30,8 @@ import glovev_ext
 from glovev_ext.covariance import UndefinedCovarianceError, WordFitter
 from glovev_ext.stats import (InferenceResult, ResolvedWords, RowSimulator, compare_models, cosine_statistic,
                               minimum_detectable_effect, power, self_similarity, vector_change_test)
-from glovev_ext.stats.estimation import estimate_resolved
-from glovev_ext.stats.results import DELTA, MONTE_CARLO
+from glovev_ext.stats.engine.estimation import estimate_resolved
+from glovev_ext.stats.engine.results import DELTA, MONTE_CARLO
 
 DIM = 30
 REPLICATIONS = 1000

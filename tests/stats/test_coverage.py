@@ -16,8 +16,8 @@ import pytest
 import glovev_ext
 from glovev_ext.covariance import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
-from glovev_ext.stats.estimation import estimate_resolved
-from glovev_ext.stats.weat import effect_size_bound
+from glovev_ext.stats.engine.estimation import estimate_resolved
+from glovev_ext.stats.statistics.weat import effect_size_bound
 
 DIM = 30
 REPLICATIONS = 2000

@@ -11,8 +11,8 @@ import pytest
 import glovev_ext
 from glovev_ext.stats import (Statistic, cosine_bias_statistic, cosine_statistic, delta_covariance, resolve,
                               vectors_of, weat_statistic)
-from glovev_ext.stats.estimation import estimate_resolved
-from glovev_ext.stats.words import ResolvedWords
+from glovev_ext.stats.engine.estimation import estimate_resolved
+from glovev_ext.stats.engine.words import ResolvedWords
 
 MALE = ["he", "man", "him", "his", "father", "boy"]
 FEMALE = ["she", "woman", "her", "hers", "mother", "girl"]
@@ -185,7 +185,7 @@ def test_resolved_words_must_be_the_statistics_keys_in_order(kv):
     statistic = cosine_statistic([("man", "woman")])
     words = resolve(kv, ["woman", "man"])
     for engine in (lambda: delta_covariance(words, statistic),
-                   lambda: glovev_ext.stats.estimation.estimate_resolved(words, statistic, method="monte carlo")):
+                   lambda: glovev_ext.stats.engine.estimation.estimate_resolved(words, statistic, method="monte carlo")):
         with pytest.raises(ValueError, match="not the statistic's keys"):
             engine()
     reordered = words.take([1, 0])
@@ -197,7 +197,7 @@ def test_resolved_words_must_be_the_statistics_keys_in_order(kv):
 
 def test_the_draws_do_not_depend_on_the_progress_bar(stats_kv):
     from glovev_ext.stats import resolve
-    from glovev_ext.stats.monte_carlo import draw_values
+    from glovev_ext.stats.engine.monte_carlo import draw_values
 
     words = resolve(stats_kv, [key for key in stats_kv.index_to_key[:40] if stats_kv.has_covariance(key)])
     quiet = draw_values(words, lambda drawn: drawn.sum(axis=(1, 2)), 300, random_state=3)

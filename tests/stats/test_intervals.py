@@ -10,10 +10,10 @@ from scipy import stats
 
 import glovev_ext
 from glovev_ext.stats import cosine_statistic, welch_satterthwaite, weat_statistic
-from glovev_ext.stats.intervals import (extended_intervals, extended_pvalues, intervals, median_shift,
+from glovev_ext.stats.engine.intervals import (extended_intervals, extended_pvalues, intervals, median_shift,
                                         median_shift_noise, percentile_pvalues, pvalue, scaled_errors, union_intervals,
                                         union_pvalues, wald_statistics)
-from glovev_ext.stats.weat import effect_size_bound
+from glovev_ext.stats.statistics.weat import effect_size_bound
 
 SPEECH = (["he", "him", "his", "man"], ["she", "her", "woman", "mother"], ["said", "asked", "told"],
           ["thought", "felt", "knew"])

@@ -1,4 +1,4 @@
-"""Power and minimum detectable effect (``glovev_ext.stats.power``) against closed forms and against the
+"""Power and minimum detectable effect (``glovev_ext.stats.studies.power``) against closed forms and against the
 rejection rate of the library's own Wald test on simulated estimates.
 
 The simulations follow the model the module states: on the test scale ``g`` the estimate is
@@ -7,7 +7,7 @@ standard error is ``sigma sqrt(chi2_df / df)`` (an estimated residual variance w
 freedom, which is where the library's t references come from). The test statistic is then exactly
 noncentral t. (Adding ``se * t_df`` noise to the truth instead gives a shifted t, which is not the
 noncentral t: at df = 5 and a shift of 2.5 the two powers differ by 0.05.) Each draw is tested by
-the library's own functions (``glovev_ext.stats.intervals``, the same path ``InferenceResult.wald``
+the library's own functions (``glovev_ext.stats.engine.intervals``, the same path ``InferenceResult.wald``
 takes), and the rejection rate of 20,000 seeded draws must be within 4 binomial standard errors of
 ``power()``.
 """
@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 from glovev_ext.stats import InferenceResult, minimum_detectable_effect, power
-from glovev_ext.stats.intervals import bounds_of, pvalue, scale_derivative, scaled_errors, to_scale, wald_statistics
+from glovev_ext.stats.engine.intervals import bounds_of, pvalue, scale_derivative, scaled_errors, to_scale, wald_statistics
 
 DRAWS = 20_000
 

@@ -12,8 +12,8 @@ import pytest
 import glovev_ext
 from glovev_ext import UndefinedCovarianceError, evaluate_relational_similarity
 from glovev_ext.cli import main
-from glovev_ext.stats import relational
-from glovev_ext.stats.semeval import SAMPLE_PATH, maxdiff_accuracy, read_semeval2012, spearman_with_gold
+from glovev_ext.stats.statistics import relational
+from glovev_ext.stats.statistics.semeval import SAMPLE_PATH, maxdiff_accuracy, read_semeval2012, spearman_with_gold
 
 N_DRAWS = 400
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import spearmanr
 
-from glovev_ext.stats.semeval import (SAMPLE_PATH, SemEvalRelation, maxdiff_accuracy, maxdiff_counts, maxdiff_to_scale,
+from glovev_ext.stats.statistics.semeval import (SAMPLE_PATH, SemEvalRelation, maxdiff_accuracy, maxdiff_counts, maxdiff_to_scale,
                                       read_semeval2012, scale_to_maxdiff, spearman_with_gold)
 
 PACKAGE = SAMPLE_PATH / "SemEval-2012-Complete-Data-Package"

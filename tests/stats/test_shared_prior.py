@@ -1,4 +1,4 @@
-"""Results of fits under one prior (glovev_ext.stats.shared_prior): the comparison takes out what the prior makes
+"""Results of fits under one prior (glovev_ext.stats.engine.shared_prior): the comparison takes out what the prior makes
 common, checked by hand and by simulation with known truth; embeddings carry their prior through saving and loading.
 
 The simulation is the posterior's own model, with nothing of GloVe's: two words' true vectors drawn from the
@@ -19,11 +19,11 @@ import glovev_ext
 from glovev_ext import compare_models
 from glovev_ext.covariance import Factor, GaussianPrior
 from glovev_ext.saved_model import load_model, save_model
-from glovev_ext.stats import comparison as comparison_module
-from glovev_ext.stats.cosine import cosine_statistic
-from glovev_ext.stats.estimation import wald_test
-from glovev_ext.stats.shared_prior import null_draws
-from glovev_ext.stats.words import ResolvedWords
+from glovev_ext.stats.studies import comparison as comparison_module
+from glovev_ext.stats.statistics.cosine import cosine_statistic
+from glovev_ext.stats.engine.estimation import wald_test
+from glovev_ext.stats.engine.shared_prior import null_draws
+from glovev_ext.stats.engine.words import ResolvedWords
 
 DIM = 6
 STATISTIC = cosine_statistic([("a", "b")])
@@ -124,7 +124,7 @@ def test_null_draws_at_a_bound_of_the_statistic_are_left_out(prior, monkeypatch,
     drawn = np.tanh(generator.normal(0.3, 0.2, size=(50, 2)))
     drawn[[4, 9]] = 1.0  # cosines of exactly 1: infinite on atanh
     monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state: drawn)
-    with caplog.at_level("WARNING", logger="glovev_ext.stats.comparison"):
+    with caplog.at_level("WARNING", logger="glovev_ext.stats.studies.comparison"):
         kept = comparison.null_draws
     assert kept.shape == (48, 2) and np.isfinite(kept).all()
     np.testing.assert_allclose(kept, np.arctanh(np.delete(drawn, [4, 9], axis=0)))

@@ -30,8 +30,8 @@ from glovev_ext import (InferenceResult, KeyedVectorsWithVariance, ModelComparis
                         RelationalSimilarity, ResultFamily, SimilarityTests, Statistic, StudyPlan)
 from glovev_ext.stats import (coordinate_statistic, cosine_bias_statistic, cosine_statistic, minimum_detectable_effect,
                               power, stack, weat_statistic)
-from glovev_ext.stats.permutation import PermutationResult
-from glovev_ext.stats.semeval import SAMPLE_PATH
+from glovev_ext.stats.statistics.permutation import PermutationResult
+from glovev_ext.stats.statistics.semeval import SAMPLE_PATH
 
 GOLDEN = Path(__file__).resolve().parent
 MODELS = GOLDEN / "models"

@@ -30,7 +30,7 @@ from sklearn.base import clone
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext.stats.semeval import SAMPLE_PATH
+from glovev_ext.stats.statistics.semeval import SAMPLE_PATH
 
 MODELS = Path(__file__).resolve().parent / "models"
 N_DOCUMENTS = 1500

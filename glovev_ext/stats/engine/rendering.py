@@ -25,7 +25,7 @@ def parameter_frame(names: Sequence, estimates, std_errors, statistics, kinds, p
 
     ``coef``, ``std err`` (the standard error the interval and test are built from), ``draws sd``
     (the Monte Carlo draws' spread, where given), the test statistic under a head naming what it is
-    (``kinds``, :mod:`glovev_ext.stats.rule`; one column per kind present, empty where a row's
+    (``kinds``, :mod:`glovev_ext.stats.engine.rule`; one column per kind present, empty where a row's
     statistic is of another kind), the p-value under a head naming its tail for ``alternative``, the
     interval, and ``df`` when any row has a t reference (``t`` heads then, ``z`` otherwise).
     """

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .._deprecation import stacklevel_outside_package
-from ..covariance import Factor, GaussianPrior, UndefinedCovarianceError
+from ..._deprecation import stacklevel_outside_package
+from ...covariance import Factor, GaussianPrior, UndefinedCovarianceError
 
 # The reasons a word is unusable (EmbeddingWithCovariance.unusable_reason) begin with one of these;
 # summaries count dropped words by them.

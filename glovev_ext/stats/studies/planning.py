@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .estimation import wald_test
+from ..engine.estimation import wald_test
 from .power import minimum_detectable_effect
-from .statistic import Statistic
-from .words import EmbeddingWithCovariance
+from ..engine.statistic import Statistic
+from ..engine.words import EmbeddingWithCovariance
 
 CORPUS_SCALES = (1, 2, 3, 5, 10)
 

@@ -7,15 +7,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._checks import DEFAULT_SEED, check_int
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
-from ..covariance import UndefinedCovarianceError
+from ..._checks import DEFAULT_SEED, check_int
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
+from ...covariance import UndefinedCovarianceError
 from .cosine import cosine_statistic, cosines
-from .estimation import DEFAULT_METHOD, estimate, estimate_resolved, wald_test
-from .monte_carlo import draw_values
-from .results import InferenceResult, NeighborsResult, ResultFamily
-from .words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, transitional_missing, usable,
+from ..engine.estimation import DEFAULT_METHOD, estimate, estimate_resolved, wald_test
+from ..engine.monte_carlo import draw_values
+from ..engine.results import InferenceResult, NeighborsResult, ResultFamily
+from ..engine.words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, transitional_missing, usable,
                     usable_groups, warn_transitional_drop)
 
 

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._checks import DEFAULT_SEED
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
+from ..._checks import DEFAULT_SEED
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
 from .cosine import cosine_product_gradient
-from .estimation import DEFAULT_METHOD, estimate
-from .results import ResultFamily
-from .statistic import Statistic
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists
+from ..engine.estimation import DEFAULT_METHOD, estimate
+from ..engine.results import ResultFamily
+from ..engine.statistic import Statistic
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists
 
 
 def positions(keys: tuple, words: Sequence) -> np.ndarray:

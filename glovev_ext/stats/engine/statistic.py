@@ -34,7 +34,7 @@ class Statistic:
         ``(k, D) -> (m, k, D)``: derivatives at one point; None means central finite differences.
     bounds : array-like of shape (m, 2) or (2,), or None
         The range each value can attain (a cosine's ``(-1, 1)``); intervals and tests then respect
-        it (``glovev_ext.stats.intervals``). None: unbounded.
+        it (``glovev_ext.stats.engine.intervals``). None: unbounded.
     """
 
     name: str

@@ -20,17 +20,17 @@ from scipy.linalg import block_diag
 from scipy.stats import rankdata
 from statsmodels.iolib.summary import Summary
 
-from .._checks import DEFAULT_SEED
-from .._deprecation import positional_significance_level
-from .._docstrings import fill_doc
-from ..covariance import UndefinedCovarianceError
-from ._summary import notes, render
-from .estimation import word_caveats
+from ..._checks import DEFAULT_SEED
+from ..._deprecation import positional_significance_level
+from ..._docstrings import fill_doc
+from ...covariance import UndefinedCovarianceError
+from ..engine.rendering import notes, render
+from ..engine.estimation import word_caveats
 from .evaluation import rank_correlation
-from .monte_carlo import draw_values
-from .results import MONTE_CARLO, InferenceResult, ResultFamily
+from ..engine.monte_carlo import draw_values
+from ..engine.results import MONTE_CARLO, InferenceResult, ResultFamily
 from .semeval import SemEvalRelation, majority_masks, maxdiff_to_scale
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, usable_groups
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, usable_groups
 
 # the relations of the paper's Fig. 6: Contrast: Contrary, Part-Whole: Event:Feature,
 # Attribute: Object:Typical Action, Cause-Purpose: Agent:Goal

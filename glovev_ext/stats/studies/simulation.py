@@ -21,15 +21,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._checks import DEFAULT_SEED
-from .._docstrings import fill_doc
-from ..covariance import UndefinedCovarianceError, WordFit, WordFitter
-from ..covariance.prior import GaussianPrior, posterior
-from ..covariance.wls import Workspace
-from ..glove import glove_weights
-from .estimation import estimate_resolved
-from .statistic import Statistic
-from .words import ResolvedWords
+from ..._checks import DEFAULT_SEED
+from ..._docstrings import fill_doc
+from ...covariance import UndefinedCovarianceError, WordFit, WordFitter
+from ...covariance.prior import GaussianPrior, posterior
+from ...covariance.wls import Workspace
+from ...glove import glove_weights
+from ..engine.estimation import estimate_resolved
+from ..engine.statistic import Statistic
+from ..engine.words import ResolvedWords
 
 
 class RowSimulator:

@@ -23,16 +23,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._checks import DEFAULT_SEED
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
-from ..covariance import GaussianPrior, UndefinedCovarianceError
-from ..covariance.prior import shared_prior_difference
-from .cosine import cosine_statistic
-from .estimation import DEFAULT_METHOD, estimate_resolved
-from .intervals import welch_satterthwaite
-from .results import ResultFamily
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, check_missing, usable, vectors_of
+from ..._checks import DEFAULT_SEED
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
+from ...covariance import GaussianPrior, UndefinedCovarianceError
+from ...covariance.prior import shared_prior_difference
+from ..statistics.cosine import cosine_statistic
+from ..engine.estimation import DEFAULT_METHOD, estimate_resolved
+from ..engine.intervals import welch_satterthwaite
+from ..engine.results import ResultFamily
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, check_missing, usable, vectors_of
 
 
 # docs/method.md 7.3: measured by simulation with known truth (tests/stats/test_comparison.py)

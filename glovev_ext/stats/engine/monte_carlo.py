@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 from tqdm.auto import tqdm
 
-from .._checks import check_int
+from ..._checks import check_int
 from .words import ResolvedWords
 
 _DRAW_ELEMENTS = 20_000_000  # doubles of drawn vectors held at once

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 PHASES = ("Training", "Testing")
-SAMPLE_PATH = Path(__file__).resolve().parents[1] / "data" / "semeval2012_task2_1a"
+SAMPLE_PATH = Path(__file__).resolve().parents[2] / "data" / "semeval2012_task2_1a"
 """Subcategory 1a of the release, bundled (CC BY-SA 3.0): ``read_semeval2012(SAMPLE_PATH)`` reads it."""
 _QUOTED = re.compile(r'"([^"]*)"')
 # paradigm lines hold one pair each, but some hold two joined by "." or ","

@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 from statsmodels.iolib.summary import Summary
 
-from .._checks import DEFAULT_SEED
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
-from ._summary import notes, render
-from .intervals import check_alternative
-from .results import PERMUTATION, WORD_LISTS, Provenance
+from ..._checks import DEFAULT_SEED
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
+from ..engine.rendering import notes, render
+from ..engine.intervals import check_alternative
+from ..engine.results import PERMUTATION, WORD_LISTS, Provenance
 from .weat import positions, target_associations
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists, vectors_of
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists, vectors_of
 
 
 

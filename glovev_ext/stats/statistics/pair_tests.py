@@ -4,10 +4,10 @@
 contrasts); a screen of thousands of pairs wants each pair's own test, and the joint covariance of
 10,000 pairs would not fit in memory. Here the delta method runs vectorised over the pairs: the
 gradients of every cosine at once, then one pass over the distinct words, each whitening all the
-gradients that involve it with its stored factor. Each row equals :func:`~glovev_ext.stats.similarity`
+gradients that involve it with its stored factor. Each row equals :func:`~glovev_ext.stats.statistics.similarity`
 for that pair with the same options (tests check it to 1e-12). ``method="auto"`` and
 ``"monte carlo"`` draw vectors for every pair, so they run pair by pair through
-:func:`~glovev_ext.stats.similarity` (``python bench/batched_tests.py`` gives both rates).
+:func:`~glovev_ext.stats.statistics.similarity` (``python bench/batched_tests.py`` gives both rates).
 """
 
 from __future__ import annotations
@@ -24,17 +24,17 @@ from statsmodels.stats.multitest import multipletests
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from .._checks import DEFAULT_SEED
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
-from ._summary import column_lines, notes, parameter_frame, reference_line, render
+from ..._checks import DEFAULT_SEED
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
+from ..engine.rendering import column_lines, notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
-from .estimation import DEFAULT_METHOD, check_method, word_caveats
-from .intervals import bounds_of, check_alternative, check_scale, welch_satterthwaite
-from .results import DELTA, RECONSTRUCTION, InferenceResult
-from .rule import InferenceRule
+from ..engine.estimation import DEFAULT_METHOD, check_method, word_caveats
+from ..engine.intervals import bounds_of, check_alternative, check_scale, welch_satterthwaite
+from ..engine.results import DELTA, RECONSTRUCTION, InferenceResult
+from ..engine.rule import InferenceRule
 from .similarity import similarity
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, resolve, usable_groups, vectors_of
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, ResolvedWords, resolve, usable_groups, vectors_of
 
 
 @dataclass(frozen=True)

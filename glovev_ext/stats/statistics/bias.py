@@ -7,15 +7,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._checks import DEFAULT_SEED, as_generator
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
+from ..._checks import DEFAULT_SEED, as_generator
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
 from .cosine import cosine_pair_gradients, scatter_rows, through_normalisation
-from .estimation import DEFAULT_METHOD, estimate
-from .results import InferenceResult, ResultFamily
-from .statistic import Statistic, stack
+from ..engine.estimation import DEFAULT_METHOD, estimate
+from ..engine.results import InferenceResult, ResultFamily
+from ..engine.statistic import Statistic, stack
 from .weat import positions
-from .words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, usable_lists
 
 
 def cosine_bias_statistic(group_a: Sequence, group_b: Sequence, attributes: Sequence) -> Statistic:

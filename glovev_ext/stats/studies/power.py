@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize, stats
 
-from .intervals import bounds_of, check_alternative, quantile, scale_derivative, to_scale
+from ..engine.intervals import bounds_of, check_alternative, quantile, scale_derivative, to_scale
 
 
 def power(effect: float, std_error: float, *, null_value: float = 0.0, at: float | None = None,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .statistic import Statistic
+from ..engine.statistic import Statistic
 
 COSINE_BOUNDS = (-1.0, 1.0)
 

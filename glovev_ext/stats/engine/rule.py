@@ -1,6 +1,6 @@
 """The one rule that turns an inference core into statistics, p-values and intervals (:class:`InferenceRule`).
 
-``glovev_ext.stats.intervals`` holds the formulas; the rule decides which of them a result uses: a
+``glovev_ext.stats.engine.intervals`` holds the formulas; the rule decides which of them a result uses: a
 Wald test and interval on the test scale, or, for a Monte Carlo result, the interval that uses its
 draws and the test that inverts it. It also says what each row's test statistic is
 (:data:`PLAIN`, :data:`ATANH` or :data:`FROM_P`), so a table can head that column truthfully.

@@ -5,8 +5,8 @@ of freedom, bounds, test scale and Monte Carlo draws) and :class:`Provenance` (t
 the uncertainty carried, the words used and dropped, the caveats). :class:`ResultFamily` is names +
 core + provenance + the hypotheses tested; :class:`InferenceResult` is a one-row view of a family.
 Standard errors, statistics, p-values and intervals are derived from the core by one rule
-(:class:`~glovev_ext.stats.rule.InferenceRule`), never stored beside it, and every table is rendered
-by one path (``._summary``), each column what its head says.
+(:class:`~glovev_ext.stats.engine.rule.InferenceRule`), never stored beside it, and every table is rendered
+by one path (:mod:`.rendering`), each column what its head says.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 from statsmodels.stats.multitest import multipletests
 
-from .._deprecation import positional_significance_level, renamed_keywords
-from ._summary import DRAWS_SD, column_lines, notes, parameter_frame, reference_line, render
+from ..._deprecation import positional_significance_level, renamed_keywords
+from .rendering import DRAWS_SD, column_lines, notes, parameter_frame, reference_line, render
 from .delta import WordShares
 from .intervals import (UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, linear_bounds,
                         percentile_bounds, welch_satterthwaite)
@@ -64,7 +64,7 @@ class Estimates:
         The delta method's covariance when ``covariance`` is Monte Carlo's (the Wald half of the
         intervals that use the draws); None otherwise.
     draws_interval : {"union", "extended"}
-        How a Monte Carlo result's interval and test use its draws (``glovev_ext.stats.intervals``):
+        How a Monte Carlo result's interval and test use its draws (``glovev_ext.stats.engine.intervals``):
         ``"union"``, the interval around the estimate joined with the draws' percentile interval slid
         from their median to the estimate (bounded scale); ``"extended"``, the interval around the
         estimate extended by the draws' shift to the estimate corrected for it. Either is one piece
@@ -190,7 +190,7 @@ class ResultFamily:
     prior_link : PriorLink or None
         For statistics of posteriors under a prior: their gradients, their words' covariances and
         the prior, with which :func:`~glovev_ext.compare_models` takes out the part of the error
-        that fits under the same prior share (:mod:`glovev_ext.stats.shared_prior`).
+        that fits under the same prior share (:mod:`glovev_ext.stats.engine.shared_prior`).
 
     The core's and the provenance's attributes read through (``family.estimates``,
     ``family.method``, ...).
@@ -453,7 +453,7 @@ class InferenceResult:
 
         ``attributes`` are any of :class:`Estimates` (``scale``, ``draws``, ``draws_interval``) and
         :class:`Provenance`. With Monte Carlo draws the test asks the draws, as ``draws_interval``
-        says (see ``glovev_ext.stats.intervals``).
+        says (see ``glovev_ext.stats.engine.intervals``).
         """
         draws = attributes.pop("draws", None)
         delta = None if np.isnan(delta_std_error) else np.array([[float(delta_std_error) ** 2]])
@@ -602,7 +602,7 @@ class InferenceResult:
         rescaled to (-1, 1), ``q`` the t quantile, ``se_g = se g'(estimate)`` with the delta method's
         ``se``). Monte Carlo results use their draws as :attr:`draws_interval` says: joined with the
         draws' percentile interval slid to the estimate (bounded scale), or extended by the draws'
-        shift (``glovev_ext.stats.intervals``). On the linear scale otherwise: the paper's
+        shift (``glovev_ext.stats.engine.intervals``). On the linear scale otherwise: the paper's
         ``estimate -+ q se``, with the draws' spread as ``se`` for Monte Carlo.
         """
         low, high = self._rule.conf_int(confidence_level)[0]

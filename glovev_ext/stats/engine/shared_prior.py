@@ -35,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from .._checks import as_generator
-from ..covariance import GaussianPrior
-from ..covariance.prior import shared_prior_difference
+from ..._checks import as_generator
+from ...covariance import GaussianPrior
+from ...covariance.prior import shared_prior_difference
 from .statistic import Statistic
 from .words import ResolvedWords
 

@@ -17,15 +17,15 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from scipy.stats import rankdata, spearmanr
 
-from .._checks import DEFAULT_SEED
-from .._deprecation import RNG, renamed_keywords
-from .._docstrings import fill_doc
+from ..._checks import DEFAULT_SEED
+from ..._deprecation import RNG, renamed_keywords
+from ..._docstrings import fill_doc
 from .cosine import cosines
-from .estimation import word_caveats
-from .intervals import EXTENDED
-from .monte_carlo import draw_values
-from .results import MONTE_CARLO, InferenceResult
-from .words import (EmbeddingWithCovariance, resolve, transitional_missing, usable, usable_groups,
+from ..engine.estimation import word_caveats
+from ..engine.intervals import EXTENDED
+from ..engine.monte_carlo import draw_values
+from ..engine.results import MONTE_CARLO, InferenceResult
+from ..engine.words import (EmbeddingWithCovariance, resolve, transitional_missing, usable, usable_groups,
                     warn_transitional_drop)
 
 
