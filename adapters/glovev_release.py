@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from glovev_ext import CovarianceStore, CovarianceStoreWriter, KeyedVectorsWithVariance
+from glovev_ext import KeyedVectorsWithVariance
+from glovev_ext.covariance import CovarianceStore, CovarianceStoreWriter
 from glovev_ext.covariance import LOW_RANK, PENDING, Factor, PerWord
 
 from .stanford import GloVeFileError, read_vocab, write_vocab

@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from glovev_ext import (CooccurrenceMatrix, GloVeParameters, GloVeVEstimator, KeyedVectorsWithVariance,
-                        atomic_path)
+from glovev_ext import CooccurrenceMatrix, GloVeVEstimator, KeyedVectorsWithVariance
+from glovev_ext.atomic import atomic_path
+from glovev_ext.glove import GloVeParameters
 from glovev_ext.counting import PartialSums
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 
-from glovev_ext import CovarianceStore, KeyedVectorsWithVariance
+from glovev_ext import KeyedVectorsWithVariance
+from glovev_ext.covariance import CovarianceStore
 
 COVARIANCE_SUFFIX = ".covariance"
 

@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 import glovev_ext
-from glovev_ext.stats import cosine_pair_gradients
+from glovev_ext.stats.statistics.cosine import cosine_pair_gradients
 
 
 def per_second(function, items) -> float:

@@ -37,7 +37,7 @@ import glovev_ext
 from glovev_ext.covariance import WordFitter, covariance_pass, threaded_runner
 from glovev_ext.covariance.factor import packed_size
 from glovev_ext.glove import glove_weights
-from glovev_ext.stats import cosine_pair_gradients
+from glovev_ext.stats.statistics.cosine import cosine_pair_gradients
 
 
 def gemm_rate(n: int = 4000) -> float:
@@ -126,7 +126,7 @@ def main() -> None:
     print(f"{label}: {X.shape[0]:,} words, {X.nnz:,} nonzeros; square GEMM on {n_threads} threads: "
           f"{peak / 1e9:.1f} GFLOP/s")
     for dim in args.n_components:
-        glove = glovev_ext.train_glove(X, dim, epochs=args.epochs, random_state=0, progress=False)
+        glove = glovev_ext.glove.train_glove(X, dim, epochs=args.epochs, random_state=0, progress=False)
         n_contexts = np.diff(X.indptr)
         flops = 2.0 * float(n_contexts[n_contexts > dim].sum()) * dim**2
         build, build_cpu = min(hessian_build_seconds(X, glove.context_vectors, n_threads) for _ in range(2))

@@ -25,6 +25,8 @@ import pandas as pd
 import glovev_ext
 from glovev_ext.covariance import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
+from glovev_ext.stats import weat_statistic
+from glovev_ext.stats import cosine_bias_statistic
 
 RECIPES = {"default": ("exact", {}),
            "paper": ("paper", {"method": "delta", "use_t": False, "scale": "linear"})}
@@ -61,9 +63,9 @@ def main() -> None:
         "cosine, frequent": [glovev_ext.cosine_statistic([(frequent[0], frequent[1]), (frequent[2], frequent[3])])],
         "cosine, rare": [glovev_ext.cosine_statistic([(rare[0], frequent[0]), (rare[1], rare[2])])],
         "cosine, pseudo-inverse": [glovev_ext.cosine_statistic([(pseudo[0], frequent[0]), (pseudo[1], pseudo[2])])],
-        "WEAT, mixed": [glovev_ext.weat_statistic([frequent[0], rare[0], pseudo[0]], [frequent[1], rare[1], pseudo[1]],
+        "WEAT, mixed": [weat_statistic([frequent[0], rare[0], pseudo[0]], [frequent[1], rare[1], pseudo[1]],
                                                   [frequent[2], rare[2]], [frequent[3], pseudo[2]])],
-        "cosine bias, mixed": [glovev_ext.cosine_bias_statistic([frequent[0], rare[0]], [frequent[1], pseudo[0]],
+        "cosine bias, mixed": [cosine_bias_statistic([frequent[0], rare[0]], [frequent[1], pseudo[0]],
                                                                 [frequent[2], rare[1], pseudo[1]])],
     }
     position = {w: i for i, w in enumerate(words)}

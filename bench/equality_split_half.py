@@ -39,7 +39,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext import InferenceResult, compare_models
+from glovev_ext import compare_models
+from glovev_ext.stats import InferenceResult
 
 BANDS = ((5, 99), (100, 299), (300, 999), (1_000, 2_999), (3_000, None))
 MONTE_CARLO = "Monte Carlo"

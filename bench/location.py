@@ -47,6 +47,9 @@ from glovev_ext.stats.engine.intervals import (bounds_of, from_scale, intervals,
                                         scaled_errors, to_scale)
 from glovev_ext.stats.engine.monte_carlo import draw_values
 from glovev_ext.stats.engine.statistic import Statistic
+from glovev_ext.stats import weat_statistic
+from glovev_ext.stats import cosine_bias_statistic
+from glovev_ext.stats.engine.words import resolve
 
 
 def previous_interval(estimates, std_errors, df, draws, bounds) -> np.ndarray:
@@ -128,10 +131,10 @@ def coverage_part(args) -> None:
               "31-60 spare contexts": glovev_ext.cosine_statistic([(middle[0], frequent[0]), (middle[1], middle[2])]),
               "rare": glovev_ext.cosine_statistic([(rare[0], frequent[0]), (rare[1], rare[2])]),
               "pseudo-inverse": glovev_ext.cosine_statistic([(pseudo[0], frequent[0]), (pseudo[1], pseudo[2])]),
-              "mixed (WEAT)": glovev_ext.weat_statistic([frequent[0], rare[0], pseudo[0]],
+              "mixed (WEAT)": weat_statistic([frequent[0], rare[0], pseudo[0]],
                                                         [frequent[1], rare[1], pseudo[1]], [frequent[2], rare[2]],
                                                         [frequent[3], pseudo[2]]),
-              "mixed (cosine bias)": glovev_ext.cosine_bias_statistic([frequent[0], rare[0]], [frequent[1], pseudo[0]],
+              "mixed (cosine bias)": cosine_bias_statistic([frequent[0], rare[0]], [frequent[1], pseudo[0]],
                                                                       [frequent[2], rare[1], pseudo[1]])}
     position = {w: i for i, w in enumerate(words)}
     rows = {w: position[w] for statistic in groups.values() for w in statistic.keys}
@@ -231,7 +234,7 @@ def default_part(args, kv) -> None:
     for k in range(args.pairs):
         a, b = generator.choice(len(usable), 2, replace=False)
         statistic = glovev_ext.cosine_statistic([(usable[a], usable[b])])
-        one = Replication(glovev_ext.stats.resolve(kv, statistic.keys), statistic, 2000, np.random.default_rng(k))
+        one = Replication(resolve(kv, statistic.keys), statistic, 2000, np.random.default_rng(k))
         shifted = abs(one.shift[0])
         if one.previous_kept_delta:
             counts["kept on delta by the previous rule"] += 1

@@ -73,7 +73,7 @@ def main() -> None:
         words = list(X.words)
         for dim in args.n_components:
             started = time.perf_counter()
-            trained = glovev_ext.train_glove(X, dim, epochs=epochs, random_state=0, progress=False)
+            trained = glovev_ext.glove.train_glove(X, dim, epochs=epochs, random_state=0, progress=False)
             print(f"\n{label}: {X.shape[0]:,} words, {X.nnz:,} nonzeros; D={dim}, {epochs} AdaGrad epochs "
                   f"[{time.perf_counter() - started:.0f} s]", flush=True)
             for estimate in ESTIMATES:

@@ -81,7 +81,7 @@ def main() -> None:
     matrix = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(documents)
     dim = options.n_components
     started = time.perf_counter()
-    trained = glovev_ext.train_glove(matrix, dim, epochs=options.epochs, random_state=0, progress=False)
+    trained = glovev_ext.glove.train_glove(matrix, dim, epochs=options.epochs, random_state=0, progress=False)
     adagrad = time.perf_counter() - started
     print(f"{name}: {matrix.shape[0]:,} words, {matrix.nnz:,} nonzeros, D = {dim}; AdaGrad {options.epochs} epochs "
           f"[{adagrad:.0f} s]", flush=True)

@@ -66,11 +66,11 @@ def main() -> None:
     for name, dim in (("brown", 50), ("gutenberg_us_10m", 100)):
         label, documents = corpus(name)
         X = glovev_ext.CooccurrenceVectorizer(progress=False).fit_transform(documents)
-        glovev_ext.train_glove(X[:100, :100], dim, epochs=1, progress=False)  # compile outside the timing
+        glovev_ext.glove.train_glove(X[:100, :100], dim, epochs=1, progress=False)  # compile outside the timing
         rates = {}
         for schedule in ("hogwild", "blocks", "hogwild", "blocks"):  # alternated: the better of two runs each
             start = time.perf_counter()
-            glovev_ext.train_glove(X, dim, epochs=args.epochs, random_state=0, n_jobs=-1, schedule=schedule,
+            glovev_ext.glove.train_glove(X, dim, epochs=args.epochs, random_state=0, n_jobs=-1, schedule=schedule,
                                    progress=False)
             rate = X.nnz * args.epochs / (time.perf_counter() - start)
             rates[schedule] = max(rate, rates.get(schedule, 0.0))

@@ -12,27 +12,22 @@ before it:
   models, :mod:`glovev_ext.plots`, the ``glovev`` command line. Other tools' file formats are in
   :mod:`glovev_ext.adapters`.
 
-Every public name is importable from here.
+The names a user of the README needs are importable from here; each subpackage exports the
+rest of its stage's public names.
 """
 
-from ._deprecation import install_renamed_modules
+import importlib
+
+from ._deprecation import install_renamed_modules, warn_renamed
 from ._version import __version__
-from .atomic import atomic_path
-from .counting import (CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus, check_cooccurrence,
-                       default_corpus_manifest_path, default_corpus_path, load_default_corpus)
-from .covariance import (ConditionalFit, CovarianceStore, CovarianceStoreWriter, GloVeVEstimator,
-                         UndefinedCovarianceError)
-from .glove import GloVeParameters, glove_cost, glove_weights, train_glove
+from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus, load_default_corpus
+from .covariance import GloVeVEstimator, UndefinedCovarianceError
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import FittedCorpus, check_fit_params, fit_corpus, fit_metadata
+from .pipeline import FittedCorpus, fit_corpus
 from .saved_model import load_model, save_model
 from .subcorpora import fit_subcorpora
-from .stats import (InferenceResult, ModelComparison, NeighborsResult, RelationalSimilarity, ResultFamily, SemEvalRelation,
-                    SimilarityTests, Statistic, StudyPlan, compare_biases, coordinate_statistic, cosine_bias,
-                    cosine_bias_by_frequency, cosine_bias_statistic, cosine_statistic, compare_models, estimate, evaluate_analogies,
-                    evaluate_relational_similarity, evaluate_word_pairs, nearest_neighbors, plan_study, read_semeval2012,
-                    self_similarity, similarities, similarity, similarity_difference, similarity_tests, stack,
-                    vector_change_test, wald_test, weat, weat_permutation_test, weat_statistic)
+from .stats import (Statistic, compare_models, cosine_statistic, estimate, evaluate_relational_similarity, plan_study,
+                    read_semeval2012, self_similarity, vector_change_test)
 
 # The flat modules of glovev-ext 0.1, importable for one more release (with a DeprecationWarning);
 # glovev_ext.similarity is the function now, as the package attribute always was.
@@ -55,73 +50,62 @@ _RENAMED_MODULES = {
 install_renamed_modules(_RENAMED_MODULES)
 
 
+# Names of glovev-ext 0.2 exported here that now live only in the subpackage of their stage (issue 24):
+# importable from here for one more release, with a DeprecationWarning naming their home.
+_MOVED = {
+    **dict.fromkeys(("InferenceResult", "ModelComparison", "NeighborsResult", "RelationalSimilarity", "ResultFamily",
+                     "SemEvalRelation", "SimilarityTests", "StudyPlan", "compare_biases", "coordinate_statistic",
+                     "cosine_bias", "cosine_bias_by_frequency", "cosine_bias_statistic", "evaluate_analogies",
+                     "evaluate_word_pairs", "nearest_neighbors", "similarities", "similarity", "similarity_difference",
+                     "similarity_tests", "stack", "wald_test", "weat", "weat_permutation_test", "weat_statistic"),
+                    "glovev_ext.stats"),
+    **dict.fromkeys(("CovarianceStore", "CovarianceStoreWriter"), "glovev_ext.covariance"),
+    "ConditionalFit": "glovev_ext.covariance.estimator",
+    **dict.fromkeys(("GloVeParameters", "glove_cost", "glove_weights", "train_glove"), "glovev_ext.glove"),
+    **dict.fromkeys(("default_corpus_path", "default_corpus_manifest_path"), "glovev_ext.counting.corpus"),
+    "check_cooccurrence": "glovev_ext.counting.matrix",
+    "atomic_path": "glovev_ext.atomic",
+    "fit_metadata": "glovev_ext.pipeline",
+}
+
+
+_RENAMED = {"similarities": "similarity_family"}
+
+
 def __getattr__(name: str):
-    """``glovev_ext.bias`` and the other 0.1 modules as attributes, with the same warning as their import."""
+    """A name this package exported in 0.2 and its stage's subpackage holds now, or a 0.1 module as an attribute,
+    with a DeprecationWarning."""
     if f"glovev_ext.{name}" in _RENAMED_MODULES:
-        import importlib
         return importlib.import_module(f"glovev_ext.{name}")
+    if name in _MOVED:
+        new = _RENAMED.get(name, name)
+        warn_renamed(f"glovev_ext.{name}", f"{_MOVED[name]}.{new}")
+        return getattr(importlib.import_module(_MOVED[name]), new)
     raise AttributeError(f"module 'glovev_ext' has no attribute {name!r}")
 
 
+# What a user of the README needs; each stage's subpackage exports the rest of its own names.
 __all__ = [
     "__version__",
-    "ConditionalFit",
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
-    "CovarianceStore",
-    "CovarianceStoreWriter",
     "FittedCorpus",
-    "GloVeParameters",
     "GloVeVEstimator",
-    "InferenceResult",
     "KeyedVectorsWithVariance",
     "LineCorpus",
-    "ModelComparison",
-    "NeighborsResult",
-    "RelationalSimilarity",
-    "ResultFamily",
-    "SemEvalRelation",
-    "SimilarityTests",
     "Statistic",
-    "StudyPlan",
     "UndefinedCovarianceError",
-    "atomic_path",
-    "check_cooccurrence",
-    "check_fit_params",
-    "compare_biases",
     "compare_models",
-    "coordinate_statistic",
-    "cosine_bias",
-    "cosine_bias_by_frequency",
-    "cosine_bias_statistic",
     "cosine_statistic",
-    "default_corpus_manifest_path",
-    "default_corpus_path",
     "estimate",
-    "evaluate_analogies",
     "evaluate_relational_similarity",
-    "evaluate_word_pairs",
     "fit_corpus",
-    "fit_metadata",
     "fit_subcorpora",
-    "glove_cost",
-    "glove_weights",
     "load_default_corpus",
     "load_model",
-    "nearest_neighbors",
     "plan_study",
     "read_semeval2012",
     "save_model",
     "self_similarity",
-    "similarities",
-    "similarity",
-    "similarity_difference",
-    "similarity_tests",
-    "stack",
-    "train_glove",
     "vector_change_test",
-    "wald_test",
-    "weat",
-    "weat_permutation_test",
-    "weat_statistic",
 ]

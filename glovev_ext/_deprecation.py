@@ -4,7 +4,7 @@
   significance level ``alpha`` -> ``confidence_level = 1 - alpha``);
 - :func:`keywords_moved_to_objects`: keyword arguments that are now parameters of an object the
   function takes (``fit_corpus(corpus, epochs=5)`` -> ``fit_corpus(corpus, estimator=GloVeVEstimator(epochs=5))``);
-- :func:`install_renamed_modules`: the flat modules of 0.1 (``glovev_ext.similarity``, ...) as
+- :func:`install_renamed_modules`: the flat modules of 0.1 (``glovev_ext.bias``, ...) as
   aliases of the subpackages that now hold their names.
 """
 

@@ -37,8 +37,9 @@ from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import check_fit_params, fit_corpus, fit_metadata
 from .atomic import atomic_path, check_writable
 from .saved_model import METADATA_FILE, check_model_directory, load_model, save_model
-from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, DEFAULT_SEED, METHODS, MISSING_CHOICES, NEIGHBOR_COLUMNS,
-                    PAPER_RELATIONS, SCALES, evaluate_relational_similarity, read_semeval2012)
+from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, DEFAULT_SEED, METHODS, MISSING_CHOICES, PAPER_RELATIONS, SCALES,
+                    evaluate_relational_similarity, read_semeval2012)
+from .stats.engine.results import NEIGHBOR_COLUMNS
 from .stats.statistics.semeval import SAMPLE_PATH, available_subcategories
 
 EXIT_OK, EXIT_ENVIRONMENT, EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143

@@ -13,7 +13,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from . import stats
-from ._deprecation import RNG, renamed_keywords
+from ._deprecation import RNG, renamed_keywords, warn_renamed
 from .covariance import CovarianceStore, Factor, GaussianPrior, GloVeVEstimator, UndefinedCovarianceError
 from .stats.statistics.cosine import unit_vector_jacobian
 from .stats.engine.words import NO_COVARIANCE, NOT_IN_VOCABULARY
@@ -29,7 +29,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
 
     Everything gensim offers works unchanged (``most_similar``, ``evaluate_word_pairs``, saving,
     ``load_word2vec_format``...). Besides the vectors, the object holds a
-    :class:`~glovev_ext.CovarianceStore` and, for every row of ``vectors``, the store row of its
+    :class:`~glovev_ext.covariance.CovarianceStore` and, for every row of ``vectors``, the store row of its
     covariance (``covariance_rows``, -1 for none). Covariances are looked up through
     :meth:`get_index`, so they follow gensim's own key handling. Whatever changes a word's vector
     through gensim's methods (``add_vector(s)``, ``__setitem__``, ``intersect_word2vec_format``)
@@ -251,9 +251,15 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.stats.statistics.similarity`."""
         return stats.similarity(self, word1, word2, **kwargs)
 
+    def similarity_family(self, pairs, **kwargs):
+        """Several similarities as one family, with their joint covariance (for differences and contrasts); see
+        :func:`glovev_ext.stats.similarity_family`."""
+        return stats.similarity_family(self, pairs, **kwargs)
+
     def similarities_test(self, pairs, **kwargs):
-        """Several similarities with joint covariance; see :func:`glovev_ext.stats.similarities`."""
-        return stats.similarities(self, pairs, **kwargs)
+        """:meth:`similarity_family` under its name of glovev-ext 0.2 (deprecated)."""
+        warn_renamed("KeyedVectorsWithVariance.similarities_test", "KeyedVectorsWithVariance.similarity_family")
+        return stats.similarity_family(self, pairs, **kwargs)
 
     def similarity_tests(self, pairs, **kwargs):
         """Many similarities, each tested on its own (vectorised with ``method="delta"``); see

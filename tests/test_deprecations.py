@@ -38,8 +38,8 @@ def test_old_modules_import_with_a_warning(monkeypatch, old, name):
 def test_old_modules_as_attributes(monkeypatch):
     forget(monkeypatch, "glovev_ext.bias")
     with pytest.warns(DeprecationWarning, match="glovev_ext.bias is deprecated"):
-        assert glovev_ext.bias.weat_statistic is glovev_ext.weat_statistic
-    assert callable(glovev_ext.similarity)  # the function, as the package attribute always was
+        assert glovev_ext.bias.weat_statistic is glovev_ext.stats.weat_statistic
+    assert callable(glovev_ext.stats.similarity)  # the function, as the package attribute always was
 
 
 def test_rng_is_random_state(stats_kv):
@@ -61,7 +61,7 @@ def test_the_significance_level_alpha_is_confidence_level(stats_kv):
         assert result.conf_int(0.1) == result.conf_int(confidence_level=0.9)
     with pytest.warns(DeprecationWarning):
         assert result.conf_int(alpha=0.1) == result.conf_int(confidence_level=0.9)
-    family = stats_kv.similarities_test([("man", "woman"), ("man", "boy")])
+    family = stats_kv.similarity_family([("man", "woman"), ("man", "boy")])
     with pytest.warns(DeprecationWarning):
         np.testing.assert_array_equal(family.summary_frame(0.2), family.summary_frame(confidence_level=0.8))
     with pytest.warns(DeprecationWarning, match="significance_level="):
@@ -97,3 +97,25 @@ def test_old_command_line_options_warn_and_work(capsys, tmp_path):
     low, high = glovev_ext.load_model(model)[0].similarity_test("man", "woman", random_state=0).conf_int(
         confidence_level=0.9)
     assert f"{low:.6g}"[:6] in captured.out and f"{high:.6g}"[:6] in captured.out
+
+
+def test_names_of_0_2_moved_or_renamed_in_issue_24_warn_and_give_the_same_thing(stats_kv):
+    """Top-level names that now live in their stage's subpackage, and the joint similarities under their new name."""
+    import glovev_ext.stats
+    import glovev_ext.covariance
+
+    for name, home in (("similarity", glovev_ext.stats), ("ResultFamily", glovev_ext.stats),
+                       ("CovarianceStore", glovev_ext.covariance), ("weat_statistic", glovev_ext.stats)):
+        with pytest.warns(DeprecationWarning, match=f"glovev_ext.{name} is deprecated.*{home.__name__}.{name}"):
+            assert getattr(glovev_ext, name) is getattr(home, name)
+    assert not set(glovev_ext.__all__) & set(glovev_ext._MOVED)
+    pairs = [("man", "woman"), ("man", "boy")]
+    with pytest.warns(DeprecationWarning, match="similarity_family"):
+        old = stats_kv.similarities_test(pairs)
+    with pytest.warns(DeprecationWarning, match="similarity_family"):
+        old_function = glovev_ext.stats.similarities(stats_kv, pairs)
+    with pytest.warns(DeprecationWarning, match="similarity_family"):
+        assert glovev_ext.similarities is glovev_ext.stats.similarity_family
+    new = stats_kv.similarity_family(pairs)
+    for family in (old, old_function):
+        np.testing.assert_array_equal(family.summary_frame(), new.summary_frame())

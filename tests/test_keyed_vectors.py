@@ -13,7 +13,8 @@ from gensim.test import test_keyedvectors as gensim_keyedvectors_tests
 from gensim.test.utils import datapath
 
 import glovev_ext
-from glovev_ext import CovarianceStore, CovarianceStoreWriter, KeyedVectorsWithVariance, UndefinedCovarianceError
+from glovev_ext import KeyedVectorsWithVariance, UndefinedCovarianceError
+from glovev_ext.covariance import CovarianceStore, CovarianceStoreWriter
 from glovev_ext.covariance import Factor
 
 

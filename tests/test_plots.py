@@ -10,7 +10,8 @@ import pytest
 from gensim.models import KeyedVectors
 
 import glovev_ext
-from glovev_ext import CovarianceStoreWriter, KeyedVectorsWithVariance, plots
+from glovev_ext import KeyedVectorsWithVariance, plots
+from glovev_ext.covariance import CovarianceStoreWriter
 from glovev_ext.covariance import Factor
 from glovev_ext.stats.statistics.semeval import SAMPLE_PATH
 

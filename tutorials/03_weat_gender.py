@@ -68,7 +68,7 @@ for name, lists in tests.items():
         print(f"{name}: fewer than two frequent words in a list")
         continue
     row = kv.weat_test(*frequent)["effect size"]
-    frequent_statistics[name] = glovev_ext.weat_statistic(*frequent)
+    frequent_statistics[name] = glovev_ext.stats.weat_statistic(*frequent)
     frequent_effects.append(row)
     low, high = row.conf_int()
     print(f"{name}: lists of {[len(w) for w in frequent]} words, effect size {row.estimate:.3f} "
@@ -80,7 +80,7 @@ if frequent_effects:
                              title=f"Gender WEATs, words seen at least {FREQUENT} times"), "weat_gender.png")
 
 if {"WEAT7", "WEAT8"} <= set(frequent_statistics):
-    comparison = glovev_ext.compare_biases(kv, {"WEAT7": frequent_statistics["WEAT7"],
+    comparison = glovev_ext.stats.compare_biases(kv, {"WEAT7": frequent_statistics["WEAT7"],
                                                 "WEAT8": frequent_statistics["WEAT8"]})
     print("\nWEAT 7 vs WEAT 8 effect sizes (frequent words), with the covariance their shared words create:")
     print(comparison.difference("WEAT7: effect size", "WEAT8: effect size").summary())

@@ -16,7 +16,7 @@ import time
 
 from _common import fitted_model, save_figure, shared_words
 
-from glovev_ext import cosine_bias_by_frequency
+from glovev_ext.stats import cosine_bias_by_frequency
 from glovev_ext.plots import plot_results
 
 ILLUSTRATIVE = {  # used only when ../shared/data is absent; not Garg et al.'s lists

@@ -114,7 +114,7 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     Raises
     ------
     ValueError
-        For an invalid matrix (see :func:`glovev_ext.check_cooccurrence`) or parameter.
+        For an invalid matrix (see :func:`glovev_ext.counting.matrix.check_cooccurrence`) or parameter.
     """
     matrix = check_cooccurrence(cooccurrence, name="cooccurrence")
     n_components = check_int(n_components, "n_components", minimum=1)

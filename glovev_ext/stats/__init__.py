@@ -23,48 +23,76 @@ Every function here that draws random numbers for a result takes ``random_state`
 pool, takes fresh ones by default.
 """
 
+import importlib
+
 from .._checks import DEFAULT_SEED
+from .._deprecation import warn_renamed
+from .engine.estimation import DEFAULT_METHOD, METHODS, estimate, wald_test
+from .engine.intervals import SCALES
+from .engine.monte_carlo import draw_values
+from .engine.results import InferenceResult, NeighborsResult, ResultFamily
+from .engine.statistic import Statistic, coordinate_statistic, stack
+from .engine.words import DEFAULT_MISSING, MISSING_CHOICES
 from .statistics.bias import compare_biases, cosine_bias, cosine_bias_by_frequency, cosine_bias_statistic
+from .statistics.cosine import cosine_statistic
+from .statistics.evaluation import evaluate_analogies, evaluate_word_pairs, read_analogies, read_word_pairs
+from .statistics.pair_tests import SimilarityTests, similarity_tests
+from .statistics.permutation import PermutationResult, weat_permutation_test
+from .statistics.relational import PAPER_RELATIONS, RelationalSimilarity, evaluate_relational_similarity
+from .statistics.semeval import SemEvalRelation, read_semeval2012
+from .statistics.similarity import nearest_neighbors, similarity, similarity_difference, similarity_family
+from .statistics.weat import weat, weat_statistic
 from .studies.change import self_similarity, vector_change_test
 from .studies.comparison import ModelComparison, compare_models
-from .statistics.cosine import (cosine_pair_gradients, cosine_product_gradient, cosine_statistic, cosines,
-                     through_normalisation, unit_vector_jacobian)
-from .engine.delta import WordShares, delta_covariance
-from .engine.estimation import AUTO_TOLERANCE, DEFAULT_METHOD, METHODS, estimate, wald_test
-from .statistics.evaluation import evaluate_analogies, evaluate_word_pairs, read_analogies, read_word_pairs
-from .engine.monte_carlo import draw_values
-from .statistics.pair_tests import SimilarityTests, similarity_tests
-from .statistics.permutation import weat_permutation_test
 from .studies.planning import StudyPlan, plan_study
 from .studies.power import minimum_detectable_effect, power
-from .statistics.relational import PAPER_RELATIONS, RelationalSimilarity, evaluate_relational_similarity
-from .engine.results import NEIGHBOR_COLUMNS, InferenceResult, NeighborsResult, ResultFamily
-from .statistics.similarity import nearest_neighbors, similarities, similarity, similarity_difference
 from .studies.simulation import Coverage, RowSimulator, interval_coverage
-from .engine.intervals import SCALES, welch_satterthwaite
-from .statistics.semeval import (SemEvalRelation, maxdiff_accuracy, maxdiff_counts, maxdiff_to_scale, read_semeval2012,
-                      scale_to_maxdiff, spearman_with_gold)
-from .engine.statistic import Statistic, coordinate_statistic, numerical_jacobian, stack
-from .statistics.weat import weat, weat_statistic
-from .engine.words import (DEFAULT_MISSING, MISSING_CHOICES, EmbeddingWithCovariance, ResolvedWords, resolve, usable,
-                    vectors_of)
 
+# Names of glovev-ext 0.2 exported here that are the engine's and the statistics' own parts (issue 24):
+# importable from here for one more release, with a DeprecationWarning naming their module.
+_MOVED = {
+    "AUTO_TOLERANCE": "engine.estimation",
+    "NEIGHBOR_COLUMNS": "engine.results",
+    **dict.fromkeys(("WordShares", "delta_covariance"), "engine.delta"),
+    "welch_satterthwaite": "engine.intervals",
+    "numerical_jacobian": "engine.statistic",
+    **dict.fromkeys(("EmbeddingWithCovariance", "ResolvedWords", "resolve", "usable", "vectors_of"), "engine.words"),
+    **dict.fromkeys(("cosine_pair_gradients", "cosine_product_gradient", "cosines", "through_normalisation",
+                     "unit_vector_jacobian"), "statistics.cosine"),
+    **dict.fromkeys(("maxdiff_accuracy", "maxdiff_counts", "maxdiff_to_scale", "scale_to_maxdiff",
+                     "spearman_with_gold"), "statistics.semeval"),
+}
+
+
+_RENAMED = {"similarities": "similarity_family"}  # 0.2 -> now; with a DeprecationWarning
+
+
+def __getattr__(name: str):
+    """A name this package exported in 0.2 that its module holds now, or its new name, with a DeprecationWarning."""
+    if name in _RENAMED:
+        warn_renamed(f"{__name__}.{name}", f"{__name__}.{_RENAMED[name]}")
+        return globals()[_RENAMED[name]]
+    if name in _MOVED:
+        module = f"{__name__}.{_MOVED[name]}"
+        warn_renamed(f"{__name__}.{name}", f"{module}.{name}")
+        return getattr(importlib.import_module(module), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# What a user of the statistics calls, the results they get back and the choices they pass.
 __all__ = [
-    "AUTO_TOLERANCE",
     "Coverage",
     "DEFAULT_METHOD",
     "DEFAULT_MISSING",
     "DEFAULT_SEED",
-    "EmbeddingWithCovariance",
     "InferenceResult",
     "METHODS",
     "MISSING_CHOICES",
     "ModelComparison",
-    "NEIGHBOR_COLUMNS",
     "NeighborsResult",
     "PAPER_RELATIONS",
+    "PermutationResult",
     "RelationalSimilarity",
-    "ResolvedWords",
     "ResultFamily",
     "RowSimulator",
     "SCALES",
@@ -72,52 +100,35 @@ __all__ = [
     "SimilarityTests",
     "Statistic",
     "StudyPlan",
-    "WordShares",
     "compare_biases",
     "compare_models",
     "coordinate_statistic",
     "cosine_bias",
     "cosine_bias_by_frequency",
     "cosine_bias_statistic",
-    "cosine_pair_gradients",
-    "cosine_product_gradient",
     "cosine_statistic",
-    "cosines",
-    "delta_covariance",
     "draw_values",
     "estimate",
     "evaluate_analogies",
     "evaluate_relational_similarity",
     "evaluate_word_pairs",
     "interval_coverage",
-    "maxdiff_accuracy",
-    "maxdiff_counts",
-    "maxdiff_to_scale",
     "minimum_detectable_effect",
     "nearest_neighbors",
-    "numerical_jacobian",
     "plan_study",
     "power",
     "read_analogies",
     "read_semeval2012",
     "read_word_pairs",
-    "resolve",
-    "scale_to_maxdiff",
     "self_similarity",
-    "similarities",
     "similarity",
     "similarity_difference",
+    "similarity_family",
     "similarity_tests",
-    "spearman_with_gold",
     "stack",
-    "through_normalisation",
-    "unit_vector_jacobian",
-    "usable",
     "vector_change_test",
-    "vectors_of",
     "wald_test",
     "weat",
     "weat_permutation_test",
     "weat_statistic",
-    "welch_satterthwaite",
 ]

@@ -130,7 +130,7 @@ def test_a_statistic_on_a_low_rank_word_equals_the_expanded_covariance_and_says_
     assert any(f"{low_rank!r} (rank 3 of 8)" in c for c in table.caveats)
     saved = tmp_path / "saved.cov"
     loaded.covariance_store.save(saved)
-    from glovev_ext import CovarianceStore
+    from glovev_ext.covariance import CovarianceStore
     reloaded = CovarianceStore.load(saved)
     np.testing.assert_array_equal(reloaded.approximation, loaded.covariance_store.approximation)
     row = loaded.covariance_row(low_rank)

@@ -13,6 +13,7 @@ from glovev_ext.adapters import (GloVeFileError, load_glove_folder, read_cooccur
                                  read_vectors_text, read_vocab, write_cooccurrence, write_vectors_bin,
                                  write_vectors_text, write_vocab)
 from glovev_ext.adapters import stanford
+from glovev_ext.glove import GloVeParameters
 
 RECORD = stanford.RECORD
 
@@ -26,8 +27,8 @@ def fitted(embedded_vectorizer, embedded_cooccurrence, small_model):
     return embedded_vectorizer, embedded_cooccurrence, small_model
 
 
-def glove_parameters(model) -> glovev_ext.GloVeParameters:
-    return glovev_ext.GloVeParameters(model.embedding_, model.context_embedding_, model.bias_, model.context_bias_,
+def glove_parameters(model) -> glovev_ext.glove.GloVeParameters:
+    return GloVeParameters(model.embedding_, model.context_embedding_, model.bias_, model.context_bias_,
                                       costs=np.empty(0))
 
 

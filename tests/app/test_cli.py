@@ -115,7 +115,7 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     folder.mkdir()
     write_vocab(folder / "vocab.txt", X.words, np.arange(len(X.words), 0, -1))
     write_cooccurrence(folder / "cooccurrence.bin", X)
-    write_vectors_bin(folder / "vectors.bin", glovev_ext.GloVeParameters(
+    write_vectors_bin(folder / "vectors.bin", glovev_ext.glove.GloVeParameters(
         model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
     status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--output", tmp_path / "from_glove", "--quiet",
                          "--point-estimate", "trained")
@@ -127,7 +127,7 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     np.testing.assert_array_equal(loaded.covariance(word), model.covariance_[word])
     # the text output of -model 0 instead: its D comes from --dim
     (folder / "vectors.bin").unlink()
-    write_vectors_text(folder / "vectors.txt", X.words, glovev_ext.GloVeParameters(
+    write_vectors_text(folder / "vectors.txt", X.words, glovev_ext.glove.GloVeParameters(
         model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))
     status, out, _ = run(capsys, "fit", "--glove-folder", folder, "--n-components", "4", "--output",
                          tmp_path / "from_text", "--quiet", "--point-estimate", "trained")

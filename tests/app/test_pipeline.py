@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import glovev_ext
+from glovev_ext.pipeline import fit_metadata
 
 SMALL = glovev_ext.GloVeVEstimator(n_components=4, epochs=1, n_jobs=1)  # fit_corpus fits clones: it stays unfitted
 
@@ -61,7 +62,7 @@ def test_pretrained_parameters_are_recorded_as_such(small_model, embedded_cooccu
     parameters = (small_model.embedding_, small_model.context_embedding_, small_model.bias_,
                   small_model.context_bias_)
     model = glovev_ext.GloVeVEstimator(8, pretrained=parameters, n_jobs=1, progress=False).fit(embedded_cooccurrence)
-    metadata = glovev_ext.fit_metadata(source="C tool", estimator=model, vectorizer=None, seconds={"read": 1.0})
+    metadata = fit_metadata(source="C tool", estimator=model, vectorizer=None, seconds={"read": 1.0})
     assert metadata["counting"] is None and metadata["glove"]["epochs"] is None
     assert metadata["glove"]["schedule"] is None and metadata["corpus_sha256"] is None
     assert metadata["counts"]["n_nonzeros"] == embedded_cooccurrence.nnz and metadata["counts"]["n_tokens"] is None

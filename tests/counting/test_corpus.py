@@ -16,11 +16,11 @@ from glovev_ext import LineCorpus
 
 
 def test_embedded_corpus_is_small_and_matches_its_manifest_book_by_book():
-    path = glovev_ext.default_corpus_path()
+    path = glovev_ext.counting.corpus.default_corpus_path()
     assert path.stat().st_size <= 5 * 1024 * 1024
     with gzip.open(path, "rt", encoding="utf-8") as stream:
         lines = stream.read().split("\n")[:-1]
-    with open(glovev_ext.default_corpus_manifest_path(), encoding="utf-8") as stream:
+    with open(glovev_ext.counting.corpus.default_corpus_manifest_path(), encoding="utf-8") as stream:
         books = list(csv.DictReader(stream, delimiter="\t"))
     assert len(books) == 38
     covered = 0

@@ -78,7 +78,7 @@ def test_the_estimator_records_condition_numbers_and_names_singular_words(embedd
     for i in np.flatnonzero(exact.covariance_defined_)[::400]:
         row = X.getrow(i)
         contexts = exact.context_embedding_[row.indices]
-        hessian = (contexts * glovev_ext.glove_weights(row.data)[:, None]).T @ contexts
+        hessian = (contexts * glovev_ext.glove.glove_weights(row.data)[:, None]).T @ contexts
         true = np.linalg.cond(hessian, 1)
         assert true / 3 <= exact.condition_number_[i] <= true * (1 + 1e-8)
     kv = glovev_ext.KeyedVectorsWithVariance.from_estimator(exact)

@@ -10,7 +10,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import glovev_ext
-from glovev_ext import GloVeVEstimator, glove_weights
+from glovev_ext import GloVeVEstimator
+from glovev_ext.glove import glove_weights
 
 
 @parametrize_with_checks([GloVeVEstimator(n_components=2, epochs=5, random_state=0, progress=False),
@@ -58,7 +59,7 @@ def test_pretrained_parameters_skip_training_and_give_the_same_covariances(small
     np.testing.assert_array_equal(reused.sigma2_, trained.sigma2_)
     i = int(np.flatnonzero(trained.covariance_defined_)[0])
     np.testing.assert_array_equal(reused.covariance_[i], trained.covariance_[i])
-    glove = glovev_ext.GloVeParameters(*parameters, costs=np.empty(0))
+    glove = glovev_ext.glove.GloVeParameters(*parameters, costs=np.empty(0))
     from_dataclass = GloVeVEstimator(n_components=6, pretrained=glove, n_jobs=1, point_estimate="trained",
                                      progress=False).fit(small_matrix)
     np.testing.assert_array_equal(from_dataclass.sigma2_, trained.sigma2_)

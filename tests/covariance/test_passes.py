@@ -10,7 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from glovev_ext import CovarianceStore, GloVeVEstimator
+from glovev_ext import GloVeVEstimator
+from glovev_ext.covariance import CovarianceStore
 from glovev_ext.covariance import WordFitter, cost_balanced_blocks, covariance_pass, n_blocks_for, threaded_runner
 
 distributed = pytest.importorskip("dask.distributed")

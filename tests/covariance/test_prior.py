@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import glovev_ext
-from glovev_ext import glove_weights
+from glovev_ext.glove import glove_weights
 from glovev_ext.covariance import WordFitter
 from glovev_ext.covariance.prior import (FREQUENT_SPARE_RATIO, _prior_rows, pooled_sigma2, posterior,
                                         posterior_sweeps, row_posteriors)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import glovev_ext
-from glovev_ext import glove_weights
+from glovev_ext.glove import glove_weights
 from glovev_ext.covariance import WordFitter, alternating_sweeps, residual_variances
 from glovev_ext.glove import GloVeParameters, glove_cost
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glovev_ext import UndefinedCovarianceError, glove_weights
+from glovev_ext import UndefinedCovarianceError
+from glovev_ext.glove import glove_weights
 from glovev_ext.covariance import (CHOLESKY, INVERSE_ERROR_LIMIT, PSEUDO_INVERSE, WordFitter, covariance_pass,
                                    residual_variance, residual_variances, threaded_runner)
 

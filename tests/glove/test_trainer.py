@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from gensim.models import KeyedVectors
 from gensim.test.utils import datapath
 
-from glovev_ext import glove_cost, glove_weights, train_glove
+from glovev_ext.glove import glove_cost, glove_weights, train_glove
 from glovev_ext.glove._adagrad_kernel import shuffle_in_place
 
 

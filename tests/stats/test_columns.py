@@ -123,7 +123,7 @@ def test_a_similarity_table_says_what_it_shows(kv, method, scale, alternative):
 @pytest.mark.parametrize("method", METHODS)
 def test_families_and_what_they_make_say_what_they_show(kv, method, scale):
     options = dict(method=method, scale=scale, n_draws=400, random_state=4)
-    family = kv.similarities_test(PAIRS, **options)
+    family = kv.similarity_family(PAIRS, **options)
     weat = kv.weat_test(*SPEECH, **options)
     for one in (family, weat, family.correct("holm"), family.linear(np.eye(3)[:2] - np.eye(3)[1:], ["d1", "d2"], "d"),
                 kv.statistic_test(coordinate_statistic("man", kv.vector_size), **options)):

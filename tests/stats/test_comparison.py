@@ -28,8 +28,9 @@ from statsmodels.tools import add_constant
 
 import glovev_ext
 from glovev_ext.covariance import UndefinedCovarianceError, WordFitter
-from glovev_ext.stats import (InferenceResult, ResolvedWords, RowSimulator, compare_models, cosine_statistic,
+from glovev_ext.stats import (InferenceResult, RowSimulator, compare_models, cosine_statistic,
                               minimum_detectable_effect, power, self_similarity, vector_change_test)
+from glovev_ext.stats.engine.words import ResolvedWords
 from glovev_ext.stats.engine.estimation import estimate_resolved
 from glovev_ext.stats.engine.results import DELTA, MONTE_CARLO
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from glovev_ext.stats import (cosine_pair_gradients, cosine_product_gradient, cosines, through_normalisation,
-                              unit_vector_jacobian)
+from glovev_ext.stats.statistics.cosine import (cosine_pair_gradients, cosine_product_gradient, cosines,
+                                                through_normalisation, unit_vector_jacobian)
 
 
 def central_differences(function, x, step=1e-6):

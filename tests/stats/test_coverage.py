@@ -18,6 +18,8 @@ from glovev_ext.covariance import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
 from glovev_ext.stats.engine.estimation import estimate_resolved
 from glovev_ext.stats.statistics.weat import effect_size_bound
+from glovev_ext.stats import weat_statistic
+from glovev_ext.stats import cosine_bias_statistic
 
 DIM = 30
 REPLICATIONS = 2000
@@ -96,9 +98,9 @@ def test_cosines_of_hard_words_do_not_under_cover(fit, group):
 
 def test_weat_and_cosine_bias_of_mixed_words_do_not_under_cover(fit):
     frequent, rare, pseudo = (fit[0][g] for g in ("frequent", "rare", "pseudo-inverse"))
-    weat = coverage(fit, glovev_ext.weat_statistic([frequent[0], rare[0], pseudo[0]], [frequent[1], rare[1], pseudo[1]],
+    weat = coverage(fit, weat_statistic([frequent[0], rare[0], pseudo[0]], [frequent[1], rare[1], pseudo[1]],
                                                    [frequent[2], rare[2]], [frequent[3], pseudo[2]]))
-    bias = coverage(fit, glovev_ext.cosine_bias_statistic([frequent[0], rare[0]], [frequent[1], pseudo[0]],
+    bias = coverage(fit, cosine_bias_statistic([frequent[0], rare[0]], [frequent[1], pseudo[0]],
                                                           [frequent[2], rare[1], pseudo[1]]))
     assert weat.coverage[0] >= NOMINAL[0] and bias.coverage[0] >= NOMINAL[0], (weat.summary_frame(),
                                                                                bias.summary_frame())

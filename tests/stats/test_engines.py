@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import glovev_ext
-from glovev_ext.stats import (Statistic, cosine_bias_statistic, cosine_statistic, delta_covariance, resolve,
-                              vectors_of, weat_statistic)
+from glovev_ext.stats import Statistic, cosine_bias_statistic, cosine_statistic, weat_statistic
+from glovev_ext.stats.engine.delta import delta_covariance
+from glovev_ext.stats.engine.words import resolve, vectors_of
 from glovev_ext.stats.engine.estimation import estimate_resolved
 from glovev_ext.stats.engine.words import ResolvedWords
 
@@ -119,7 +120,7 @@ def cosine_rows(kv, naive):
 
 
 def difference_rows(kv, naive, pairs=(("captain", "said"), ("captain", "told"))):
-    family = kv.similarities_test(list(pairs), method="delta", use_t=False, scale="linear")
+    family = kv.similarity_family(list(pairs), method="delta", use_t=False, scale="linear")
     if naive:
         return family.estimates[0] - family.estimates[1], np.sqrt(family.std_errors[0]**2 + family.std_errors[1]**2)
     result = family.difference(0, 1)
@@ -196,7 +197,7 @@ def test_resolved_words_must_be_the_statistics_keys_in_order(kv):
 
 
 def test_the_draws_do_not_depend_on_the_progress_bar(stats_kv):
-    from glovev_ext.stats import resolve
+    from glovev_ext.stats.engine.words import resolve
     from glovev_ext.stats.engine.monte_carlo import draw_values
 
     words = resolve(stats_kv, [key for key in stats_kv.index_to_key[:40] if stats_kv.has_covariance(key)])

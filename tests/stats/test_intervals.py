@@ -9,7 +9,8 @@ import pytest
 from scipy import stats
 
 import glovev_ext
-from glovev_ext.stats import cosine_statistic, welch_satterthwaite, weat_statistic
+from glovev_ext.stats import cosine_statistic, weat_statistic
+from glovev_ext.stats.engine.intervals import welch_satterthwaite
 from glovev_ext.stats.engine.intervals import (extended_intervals, extended_pvalues, intervals, median_shift,
                                         median_shift_noise, percentile_pvalues, pvalue, scaled_errors, union_intervals,
                                         union_pvalues, wald_statistics)
@@ -94,11 +95,11 @@ def test_the_weat_effect_size_bound_is_attained_and_never_exceeded(rng):
 
 
 def test_contrasts_get_welch_satterthwaite_from_each_words_share(kv):
-    family = kv.similarities_test([("man", "woman"), ("man", "house"), ("boy", "girl")], method="delta")
+    family = kv.similarity_family([("man", "woman"), ("man", "house"), ("boy", "girl")], method="delta")
     difference = family.difference(0, 1)
     weights = np.array([1.0, -1.0, 0.0])
     statistic = cosine_statistic([("man", "woman"), ("man", "house"), ("boy", "girl")])
-    vectors = glovev_ext.stats.vectors_of(kv, statistic.keys)
+    vectors = glovev_ext.stats.engine.words.vectors_of(kv, statistic.keys)
     jacobian = statistic.jacobian(vectors)
     shares = [weights @ jacobian[:, i] @ kv.covariance(word) @ jacobian[:, i].T @ weights
               for i, word in enumerate(statistic.keys)]

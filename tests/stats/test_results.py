@@ -79,7 +79,7 @@ def test_default_results_use_t_on_fishers_z(kv):
 
 
 def test_families_take_a_named_multiple_testing_correction(kv):
-    family = kv.similarities_test([("man", "woman"), ("man", "house"), ("boy", "girl")])
+    family = kv.similarity_family([("man", "woman"), ("man", "house"), ("boy", "girl")])
     corrected = family.correct("holm")
     np.testing.assert_allclose(corrected.pvalues_adjusted, multipletests(family.pvalues, method="holm")[1])
     assert "P adj. (holm)" in corrected.summary_frame().columns
@@ -160,7 +160,7 @@ def test_shifted_draws_extend_the_interval_on_either_scale_and_every_rendering_a
 def test_a_family_and_its_contrasts_keep_the_rule_of_their_draws(kv):
     """Each row of a family of shifted draws, and a contrast of two rows (its draws the difference of theirs), gets
     the extended interval; attenuation is each estimate minus its draws' median."""
-    family = kv.similarities_test([("man", "woman"), ("he", "she")], method="monte carlo", n_draws=2000,
+    family = kv.similarity_family([("man", "woman"), ("he", "she")], method="monte carlo", n_draws=2000,
                                   random_state=4)
     assert family.draws_interval == "extended"
     np.testing.assert_allclose(family.attenuation, family.estimates - np.median(family.draws, axis=0), rtol=1e-12)
@@ -190,7 +190,7 @@ def test_unusable_words_are_named_and_dropped_or_refused(kv):
     assert any("notaword (not in the vocabulary)" in d for d in family.dropped)
     assert "2 words dropped (1 not in the vocabulary, 1 without a covariance)" in str(family.summary())
     assert "Dropped: " in str(family.summary())
-    pairs = kv.similarities_test([("man", "woman"), ("man", "notaword")], missing="drop")
+    pairs = kv.similarity_family([("man", "woman"), ("man", "notaword")], missing="drop")
     assert pairs.names == ("cos(man, woman)",)
     assert "1 pair dropped (1 with a word not in the vocabulary)" in str(pairs.summary())
     assert "1 pair dropped (1 with a word not in the vocabulary)" in str(pairs[0].summary())

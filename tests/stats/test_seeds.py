@@ -53,7 +53,7 @@ def test_the_bands_draw_from_one_stream_and_two_default_calls_agree(kv):
     counts = np.arange(len(kv), 0, -1)
 
     def bands():
-        return glovev_ext.cosine_bias_by_frequency(kv, ["man", "man"], ["woman", "woman"], ATTRIBUTES, n_bands=2,
+        return glovev_ext.stats.cosine_bias_by_frequency(kv, ["man", "man"], ["woman", "woman"], ATTRIBUTES, n_bands=2,
                                                    counts=counts, method="monte carlo", n_draws=200)
 
     first, second = bands()
@@ -75,7 +75,8 @@ def test_many_pairs_tested_one_by_one_draw_from_one_stream(kv):
 def random_state_defaults() -> dict[str, object]:
     """``{name: default of random_state}`` of every public function, class and method that takes one."""
     found = {}
-    namespaces = [glovev_ext, glovev_ext.stats, glovev_ext.plots, glovev_ext.split_half]
+    namespaces = [glovev_ext, glovev_ext.counting, glovev_ext.glove, glovev_ext.covariance, glovev_ext.stats,
+                  glovev_ext.plots, glovev_ext.split_half]
     for namespace in namespaces:
         for name in getattr(namespace, "__all__", None) or [
                 n for n, obj in vars(namespace).items() if getattr(obj, "__module__", None) == namespace.__name__]:

@@ -102,8 +102,8 @@ def test_cosine_bias_matches_an_independent_computation(kv):
 def test_comparing_two_biases_uses_their_joint_covariance(kv):
     first = weat_statistic(MALE, FEMALE, WORK, HOME)
     second = weat_statistic(MALE, FEMALE, ["strong", "brave"], ["kind", "gentle"])
-    family = glovev_ext.compare_biases(kv, {"career": first, "strength": second}, method="delta")
-    together = glovev_ext.estimate(kv, glovev_ext.stack([first, second]), method="delta")
+    family = glovev_ext.stats.compare_biases(kv, {"career": first, "strength": second}, method="delta")
+    together = glovev_ext.estimate(kv, glovev_ext.stats.stack([first, second]), method="delta")
     np.testing.assert_allclose(family.covariance, together.covariance)
     assert family.names[0] == "career: effect size"
     difference = family.difference("career: effect size", "strength: effect size")
@@ -236,9 +236,9 @@ def test_cosine_bias_by_frequency_band_is_the_cosine_bias_of_each_band(kv):
     without_counts = copy.copy(kv)
     without_counts.expandos = {name: values for name, values in kv.expandos.items() if name != "count"}
     with pytest.raises(ValueError, match="no word counts: pass counts="):
-        glovev_ext.cosine_bias_by_frequency(without_counts, MALE, FEMALE, attributes)
+        glovev_ext.stats.cosine_bias_by_frequency(without_counts, MALE, FEMALE, attributes)
     counts = len(kv) - np.arange(len(kv))  # the vocabulary is in descending order of frequency
-    results = glovev_ext.cosine_bias_by_frequency(kv, group_a, group_b, attributes, n_bands=2, counts=counts,
+    results = glovev_ext.stats.cosine_bias_by_frequency(kv, group_a, group_b, attributes, n_bands=2, counts=counts,
                                                   missing="drop", random_state=3)
     by_frequency = [sorted(g, key=kv.get_index) for g in (MALE, FEMALE)]
     generator = np.random.default_rng(3)  # the bands draw from one stream, in order

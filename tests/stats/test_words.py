@@ -9,15 +9,15 @@ import pytest
 
 import glovev_ext
 from glovev_ext import UndefinedCovarianceError, stats
+from glovev_ext.stats.engine.words import resolve
 
 # Statistics that dropped unusable words by default in 0.1 keep doing so, with a FutureWarning, for one release.
 TRANSITIONAL = {"nearest_neighbors", "evaluate_word_pairs", "evaluate_analogies"}
 WITH_WORDS = [name for name in stats.__all__ if callable(getattr(stats, name))
               and "missing" in inspect.signature(getattr(stats, name)).parameters]
 WORDS = {  # the arguments after the embedding
-    "usable": (["man"],),
     "similarity": ("man", "woman"),
-    "similarities": ([("man", "woman")],),
+    "similarity_family": ([("man", "woman")],),
     "similarity_tests": ([("man", "woman")],),
     "similarity_difference": (("man", "woman"), ("man", "boy")),
     "nearest_neighbors": ("man",),
@@ -66,7 +66,7 @@ def test_dropped_words_are_named_in_the_result_and_its_summary(stats_kv):
 
 
 def test_transitional_defaults_warn_only_when_they_drop(stats_kv, recwarn):
-    glovev_ext.nearest_neighbors(stats_kv, "man", ["woman", "boy"], n_draws=20)
+    glovev_ext.stats.nearest_neighbors(stats_kv, "man", ["woman", "boy"], n_draws=20)
     assert not [w for w in recwarn if w.category is FutureWarning]
     with pytest.warns(FutureWarning, match=r"nearest_neighbors dropped 1 unusable item \(zzzz \(not in the "
                                            r"vocabulary\)\)") as caught:
@@ -77,12 +77,12 @@ def test_transitional_defaults_warn_only_when_they_drop(stats_kv, recwarn):
 
 def test_resolved_words_are_an_embedding_of_their_own_words(stats_kv):
     """What the engines hold can stand for the container (two simulated refits, say): same vectors and factors."""
-    words = stats.resolve(stats_kv, ["man", "woman"])
+    words = resolve(stats_kv, ["man", "woman"])
     for word in ("man", "woman"):
         np.testing.assert_array_equal(words.get_vector(word), stats_kv.get_vector(word))
         np.testing.assert_array_equal(words.covariance_factor(word).dense(), stats_kv.covariance(word))
         assert words.unusable_reason(word) is None
-    assert words.unusable_reason("boy") == stats.words.NOT_IN_VOCABULARY
+    assert words.unusable_reason("boy") == stats.engine.words.NOT_IN_VOCABULARY
     with pytest.raises(KeyError, match="'boy' is not among the resolved words"):
         words.get_vector("boy")
     pair = stats.similarity(words, "man", "woman", method="delta")

@@ -1,6 +1,6 @@
 """Many cosine similarities tested one by one: :func:`similarity_tests` and its table, :class:`SimilarityTests`.
 
-:func:`~glovev_ext.stats.similarities` estimates pairs *together* (their joint covariance, for
+:func:`~glovev_ext.stats.similarity_family` estimates pairs *together* (their joint covariance, for
 contrasts); a screen of thousands of pairs wants each pair's own test, and the joint covariance of
 10,000 pairs would not fit in memory. Here the delta method runs vectorised over the pairs: the
 gradients of every cosine at once, then one pass over the distinct words, each whitening all the
@@ -43,7 +43,7 @@ class SimilarityTests:
 
     The rows are not a family: each has its own test at its own level (adjust with
     :meth:`correct`), and two rows cannot be compared from this table (pairs sharing a word are
-    correlated: use :func:`~glovev_ext.stats.similarities` for contrasts).
+    correlated: use :func:`~glovev_ext.stats.similarity_family` for contrasts).
 
     Attributes
     ----------

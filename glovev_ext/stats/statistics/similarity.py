@@ -49,13 +49,14 @@ def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float =
 
 @renamed_keywords(rng=RNG)
 @fill_doc
-def similarities(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = DEFAULT_METHOD,
-                 missing: str = DEFAULT_MISSING, alternative: str = "two-sided", n_draws: int = 2000,
-                 random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
-    """Cosine similarities of several word pairs with their joint covariance.
+def similarity_family(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = DEFAULT_METHOD,
+                      missing: str = DEFAULT_MISSING, alternative: str = "two-sided", n_draws: int = 2000,
+                      random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded") -> ResultFamily:
+    """Cosine similarities of several word pairs as one family, with their joint covariance.
 
     Pairs sharing a word are correlated; compare them with ``.difference(i, j)`` or any
-    ``.contrast(weights)``, never by adding their variances.
+    ``.contrast(weights)``, never by adding their variances. (:func:`similarity_tests` tests many
+    pairs each on its own instead, without the joint covariance.)
 
     Parameters
     ----------
@@ -101,8 +102,8 @@ def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tupl
     InferenceResult
     """
     _refuse_any_unusable(kv, [*pair1, *pair2], missing, "a difference of two similarities")
-    family = similarities(kv, [pair1, pair2], method=method, n_draws=n_draws, random_state=random_state, use_t=use_t,
-                          scale=scale)
+    family = similarity_family(kv, [pair1, pair2], method=method, n_draws=n_draws, random_state=random_state,
+                               use_t=use_t, scale=scale)
     return family.difference(0, 1, alternative=alternative)
 
 

@@ -26,8 +26,9 @@ from statsmodels.stats.contrast import ContrastResults
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext import (InferenceResult, KeyedVectorsWithVariance, ModelComparison, NeighborsResult,
-                        RelationalSimilarity, ResultFamily, SimilarityTests, Statistic, StudyPlan)
+from glovev_ext import KeyedVectorsWithVariance, Statistic
+from glovev_ext.stats import (InferenceResult, ModelComparison, NeighborsResult, RelationalSimilarity, ResultFamily,
+                              SimilarityTests, StudyPlan)
 from glovev_ext.stats import (coordinate_statistic, cosine_bias_statistic, cosine_statistic, minimum_detectable_effect,
                               power, stack, weat_statistic)
 from glovev_ext.stats.statistics.permutation import PermutationResult
@@ -244,19 +245,19 @@ def similarity_auto(models: Models) -> Record:
 
 @case
 def similarities_delta(models: Models) -> Record:
-    return contrasts(models["posterior"].similarities_test(PAIRS, method="delta"))
+    return contrasts(models["posterior"].similarity_family(PAIRS, method="delta"))
 
 
 @case
 def similarities_monte_carlo(models: Models) -> Record:
-    return contrasts(models["posterior"].similarities_test(PAIRS, method="monte carlo", n_draws=500, random_state=0))
+    return contrasts(models["posterior"].similarity_family(PAIRS, method="monte carlo", n_draws=500, random_state=0))
 
 
 @case
 def similarities_auto_dropped(models: Models) -> Record:
     """A trained model: pairs with a word out of the vocabulary or without a covariance dropped and named."""
     pairs = [*PAIRS, ("man", "chapter"), ("zzzz", "woman")]
-    return contrasts(models["trained"].similarities_test(pairs, method="auto", missing="drop", n_draws=500,
+    return contrasts(models["trained"].similarity_family(pairs, method="auto", missing="drop", n_draws=500,
                                                          random_state=0))
 
 
@@ -331,7 +332,7 @@ def cosine_bias(models: Models) -> Record:
     return {"delta": inference(kv.cosine_bias_test(HE, SHE, ADJECTIVES, method="delta")),
             "auto": inference(kv.cosine_bias_test(HE, SHE, ADJECTIVES, method="auto", n_draws=500, random_state=0,
                                                   null_value=0.01, alternative="larger")),
-            "by_frequency": {result.name: inference(result) for result in glovev_ext.cosine_bias_by_frequency(
+            "by_frequency": {result.name: inference(result) for result in glovev_ext.stats.cosine_bias_by_frequency(
                 kv, HE, SHE, ADJECTIVES, n_bands=2, method="delta")}}
 
 
@@ -339,8 +340,8 @@ def cosine_bias(models: Models) -> Record:
 def compare_biases(models: Models) -> Record:
     statistics = [weat_statistic(MALE, FEMALE, CAREER, FAMILY), cosine_bias_statistic(HE, SHE, ADJECTIVES)]
     kv = models["posterior"]
-    return {"list": contrasts(glovev_ext.compare_biases(kv, statistics, method="delta")),
-            "named": contrasts(glovev_ext.compare_biases(kv, {"WEAT": statistics[0], "Garg": statistics[1]},
+    return {"list": contrasts(glovev_ext.stats.compare_biases(kv, statistics, method="delta")),
+            "named": contrasts(glovev_ext.stats.compare_biases(kv, {"WEAT": statistics[0], "Garg": statistics[1]},
                                                          method="monte carlo", n_draws=300, random_state=0))}
 
 
@@ -389,7 +390,7 @@ def statistic_test(models: Models) -> Record:
             "coordinates": family(kv.statistic_test(coordinate_statistic("girl", kv.vector_size), method="delta")),
             "estimate": family(glovev_ext.estimate(kv, both, method="delta", null_values=[1.0, 0.5],
                                                    alternative="smaller")),
-            "wald_test": inference(glovev_ext.wald_test(kv, ratio, method="delta", use_t=False))}
+            "wald_test": inference(glovev_ext.stats.wald_test(kv, ratio, method="delta", use_t=False))}
 
 
 @case
