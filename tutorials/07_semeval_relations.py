@@ -22,14 +22,13 @@ from _common import QUICK, fitted_model, save_figure, shared_path
 from glovev_ext import evaluate_relational_similarity, read_semeval2012
 from glovev_ext.plots import plot_relational_similarity
 from glovev_ext.stats import PAPER_RELATIONS
-from glovev_ext.stats.statistics.semeval import SAMPLE_PATH
 
 start = time.perf_counter()
 kv = fitted_model("31m")
 data = shared_path("semeval2012_task2")
 if data is None:
     print("../shared/data/semeval2012_task2 not found: using the bundled subcategory 1a only")
-    relations = read_semeval2012(SAMPLE_PATH)
+    relations = read_semeval2012()  # the bundled sample, subcategory 1a
 else:
     relations = read_semeval2012(data, PAPER_RELATIONS)
 draws = 200 if QUICK else 1000

@@ -30,7 +30,7 @@ from scipy.stats import spearmanr
 
 PHASES = ("Training", "Testing")
 SAMPLE_PATH = Path(__file__).resolve().parents[2] / "data" / "semeval2012_task2_1a"
-"""Subcategory 1a of the release, bundled (CC BY-SA 3.0): ``read_semeval2012(SAMPLE_PATH)`` reads it."""
+"""Subcategory 1a of the release, bundled (CC BY-SA 3.0): what ``read_semeval2012()`` reads by default."""
 _QUOTED = re.compile(r'"([^"]*)"')
 # paradigm lines hold one pair each, but some hold two joined by "." or ","
 _PARADIGM = re.compile(r"([^\s,.:]+)\s*:\s*([^\s,.:]+)")
@@ -80,16 +80,17 @@ class SemEvalRelation:
         return f"{self.subcategory} {self.category}: {self.name}"
 
 
-def read_semeval2012(root: str | os.PathLike, subcategories: Iterable[str] | None = None
+def read_semeval2012(root: str | os.PathLike = SAMPLE_PATH, subcategories: Iterable[str] | None = None
                      ) -> dict[str, SemEvalRelation]:
     """The relations of SemEval-2012 Task 2 as released by the organisers.
 
     Parameters
     ----------
-    root : path
+    root : path, default=SAMPLE_PATH
         The folder holding ``SemEval-2012-Complete-Data-Package`` (required) and, optionally,
         ``SemEval-2012-Gold-Ratings`` and ``SemEval-2012-Baselines`` (for ``gold`` and ``random``;
-        without gold ratings they are computed from the Turkers' answers).
+        without gold ratings they are computed from the Turkers' answers). By default the bundled
+        sample, subcategory 1a.
     subcategories : iterable of str, optional
         Ids to read (e.g. ``["4b", "2d"]``); by default every one whose files are there (all 79 in
         the release; only 1a in the bundled :data:`SAMPLE_PATH`).
