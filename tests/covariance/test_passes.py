@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from glovev_ext import CovarianceStore, GloVeVEstimator
-from glovev_ext.covariance import WordFitter, cost_balanced_blocks, covariance_pass, n_blocks_for, threaded_runner
+from glovev_ext.covariance.passes import cost_balanced_blocks, covariance_pass, n_blocks_for, threaded_runner
+from glovev_ext.covariance.wls import WordFitter
 
 distributed = pytest.importorskip("dask.distributed")
 

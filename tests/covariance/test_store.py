@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glovev_ext import CovarianceStore, CovarianceStoreWriter, GloVeVEstimator, UndefinedCovarianceError
-from glovev_ext.covariance import (CHOLESKY, DIAGONAL_ROOT, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, Factor,
-                                   PerWord)
+from glovev_ext.covariance import Factor
+from glovev_ext.covariance.factor import CHOLESKY, DIAGONAL_ROOT, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED
+from glovev_ext.covariance.layout import PerWord
 from glovev_ext.covariance import store as store_module
 
 DIM = 8
