@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from glovev_ext import KeyedVectorsWithVariance
-from glovev_ext.covariance import CovarianceStore, CovarianceStoreWriter
-from glovev_ext.covariance import LOW_RANK, PENDING, Factor, PerWord
+from glovev_ext.covariance import CovarianceStore, CovarianceStoreWriter, Factor
+from glovev_ext.covariance.factor import LOW_RANK, PENDING
+from glovev_ext.covariance.layout import PerWord
 
 from .stanford import GloVeFileError, read_vocab, write_vocab
 

@@ -25,8 +25,8 @@ import scipy.sparse as sp
 
 from glovev_ext import CooccurrenceMatrix, GloVeVEstimator, KeyedVectorsWithVariance
 from glovev_ext.atomic import atomic_path
+from glovev_ext.counting.partial_sums import PartialSums
 from glovev_ext.glove import GloVeParameters
-from glovev_ext.counting import PartialSums
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def read_cooccurrence(path: str | os.PathLike, n_words: int, words=None) -> Cooc
     """A ``cooccurrence.bin`` as a ``(V, V)`` CSR matrix, repeated records summed, read in chunks.
 
     Each chunk of records becomes a CSR matrix and the partial matrices are summed by
-    :class:`~glovev_ext.counting.PartialSums`, so the file is never held whole in memory beside the
+    :class:`~glovev_ext.counting.partial_sums.PartialSums`, so the file is never held whole in memory beside the
     result.
 
     Parameters

@@ -34,8 +34,9 @@ from _data import corpus
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter, covariance_pass, threaded_runner
 from glovev_ext.covariance.factor import packed_size
+from glovev_ext.covariance.passes import covariance_pass, threaded_runner
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import glove_weights
 from glovev_ext.stats.statistics.cosine import cosine_pair_gradients
 

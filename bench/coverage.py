@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
 from glovev_ext.stats import weat_statistic
 from glovev_ext.stats import cosine_bias_statistic

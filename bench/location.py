@@ -38,7 +38,7 @@ from scipy.stats import rankdata
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.stats import RowSimulator, read_word_pairs
 from glovev_ext.stats.statistics.cosine import cosines
 from glovev_ext.stats.engine.estimation import AUTO_TOLERANCE, SHIFT_TOLERANCE, estimate_resolved

@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.covariance.prior import pooled_sigma2, posterior, shared_prior_difference
 
 BIN_EDGES = (2.5, 5, 10, 20, 50, 100, 200, 500, 1000, 3000, np.inf)

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
 
 TRUTH_BLOCK = 40  # replications per truth drawn from N(mu, T)

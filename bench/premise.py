@@ -31,7 +31,7 @@ from _data import corpus
 from gensim.test.utils import datapath
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import glove_cost
 from glovev_ext.stats import RowSimulator, interval_coverage
 

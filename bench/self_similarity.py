@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.stats import RowSimulator, self_similarity
 
 DIM = 30

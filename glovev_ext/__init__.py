@@ -18,7 +18,7 @@ rest of its stage's public names.
 
 import importlib
 
-from ._deprecation import install_renamed_modules, warn_renamed
+from ._deprecation import install_renamed_modules, moved_names
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus, load_default_corpus
 from .covariance import GloVeVEstimator, UndefinedCovarianceError
@@ -52,36 +52,25 @@ install_renamed_modules(_RENAMED_MODULES)
 
 # Names of glovev-ext 0.2 exported here that now live only in the subpackage of their stage (issue 24):
 # importable from here for one more release, with a DeprecationWarning naming their home.
-_MOVED = {
-    **dict.fromkeys(("InferenceResult", "ModelComparison", "NeighborsResult", "RelationalSimilarity", "ResultFamily",
-                     "SemEvalRelation", "SimilarityTests", "StudyPlan", "compare_biases", "coordinate_statistic",
-                     "cosine_bias", "cosine_bias_by_frequency", "cosine_bias_statistic", "evaluate_analogies",
-                     "evaluate_word_pairs", "nearest_neighbors", "similarities", "similarity", "similarity_difference",
-                     "similarity_tests", "stack", "wald_test", "weat", "weat_permutation_test", "weat_statistic"),
-                    "glovev_ext.stats"),
-    **dict.fromkeys(("CovarianceStore", "CovarianceStoreWriter"), "glovev_ext.covariance"),
-    "ConditionalFit": "glovev_ext.covariance.estimator",
-    **dict.fromkeys(("GloVeParameters", "glove_cost", "glove_weights", "train_glove"), "glovev_ext.glove"),
-    **dict.fromkeys(("default_corpus_path", "default_corpus_manifest_path"), "glovev_ext.counting.corpus"),
-    "check_cooccurrence": "glovev_ext.counting.matrix",
-    "atomic_path": "glovev_ext.atomic",
-    "fit_metadata": "glovev_ext.pipeline",
-}
-
-
-_RENAMED = {"similarities": "similarity_family"}
+_moved = moved_names(__name__, {
+    "stats": ("InferenceResult", "ModelComparison", "NeighborsResult", "RelationalSimilarity", "ResultFamily",
+              "SemEvalRelation", "SimilarityTests", "StudyPlan", "compare_biases", "coordinate_statistic", "cosine_bias",
+              "cosine_bias_by_frequency", "cosine_bias_statistic", "evaluate_analogies", "evaluate_word_pairs",
+              "nearest_neighbors", "similarities", "similarity", "similarity_difference", "similarity_tests", "stack",
+              "wald_test", "weat", "weat_permutation_test", "weat_statistic"),
+    "covariance": ("ConditionalFit", "CovarianceStore", "CovarianceStoreWriter"),
+    "glove": ("GloVeParameters", "glove_cost", "glove_weights", "train_glove"),
+    "counting": ("check_cooccurrence", "default_corpus_manifest_path", "default_corpus_path"),
+    "atomic": ("atomic_path",),
+    "pipeline": ("fit_metadata",),
+}, renamed={"similarities": "similarity_family"})
 
 
 def __getattr__(name: str):
-    """A name this package exported in 0.2 and its stage's subpackage holds now, or a 0.1 module as an attribute,
-    with a DeprecationWarning."""
+    """A 0.1 module as an attribute, or a name this package exported in 0.2, each with a DeprecationWarning."""
     if f"glovev_ext.{name}" in _RENAMED_MODULES:
         return importlib.import_module(f"glovev_ext.{name}")
-    if name in _MOVED:
-        new = _RENAMED.get(name, name)
-        warn_renamed(f"glovev_ext.{name}", f"{_MOVED[name]}.{new}")
-        return getattr(importlib.import_module(_MOVED[name]), new)
-    raise AttributeError(f"module 'glovev_ext' has no attribute {name!r}")
+    return _moved(name)
 
 
 # What a user of the README needs; each stage's subpackage exports the rest of its own names.

@@ -5,7 +5,9 @@
 - :func:`keywords_moved_to_objects`: keyword arguments that are now parameters of an object the
   function takes (``fit_corpus(corpus, epochs=5)`` -> ``fit_corpus(corpus, estimator=GloVeVEstimator(epochs=5))``);
 - :func:`install_renamed_modules`: the flat modules of 0.1 (``glovev_ext.bias``, ...) as
-  aliases of the subpackages that now hold their names.
+  aliases of the subpackages that now hold their names;
+- :func:`moved_names`: names a package exported in 0.2 (``from glovev_ext.covariance import
+  pack_lower``), now imported from their modules only (``glovev_ext.covariance.factor``).
 """
 
 from __future__ import annotations
@@ -160,3 +162,25 @@ def install_renamed_modules(renamed: Mapping[str, str]) -> None:
     """Make each old module name importable as an alias of its new module (once per process)."""
     if not any(isinstance(finder, _RenamedModules) for finder in sys.meta_path):
         sys.meta_path.append(_RenamedModules(renamed))
+
+
+def moved_names(package: str, moved: Mapping[str, Collection[str]],
+                renamed: Mapping[str, str] | None = None) -> Callable[[str], object]:
+    """The module ``__getattr__`` of a package that no longer exports the names ``moved`` lists by module.
+
+    ``moved`` maps each submodule (relative to ``package``; ``""``: the package itself) to the names
+    the package exported before that it holds; each still imports from the package, with a warning
+    naming the import to write instead. ``renamed`` maps an old name to the new name it now has
+    there. Any other name is an AttributeError, as without the hook.
+    """
+    modules = {name: f"{package}.{module}" if module else package for module, names in moved.items() for name in names}
+    renamed = dict(renamed or {})
+
+    def __getattr__(name: str):
+        if name not in modules:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        new = renamed.get(name, name)
+        warn_renamed(f"{package}.{name}", f"from {modules[name]} import {new}")
+        return getattr(importlib.import_module(modules[name]), new)
+
+    return __getattr__

@@ -489,7 +489,7 @@ def _open_model(path: str) -> tuple[KeyedVectorsWithVariance, dict]:
     """A model folder written by ``glovev fit``, or a GloVe-V release folder (its covariances read on demand)."""
     folder = Path(path)
     if (folder / "chunk_map.txt").exists() and (folder / "vectors.safetensors").exists():
-        from .adapters import load_glovev_release, release_variances
+        from .adapters.glovev_release import load_glovev_release, release_variances
 
         variances = release_variances(folder)
         kv = load_glovev_release(folder, variances=variances)

@@ -1,9 +1,12 @@
-"""The names of glovev-ext 0.1 still work for one release, each with a DeprecationWarning naming its successor."""
+"""The old names (those of glovev-ext 0.1, and the internals the subpackages exported in 0.2) still work for one
+release, each with a DeprecationWarning naming its successor."""
 
 from __future__ import annotations
 
 import importlib
+import re
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -18,6 +21,35 @@ OLD_MODULES = {"glovev_ext.corpus": "LineCorpus", "glovev_ext.cooccurrence_matri
                "glovev_ext.inference": "estimate", "glovev_ext.bias": "weat_statistic",
                "glovev_ext.evaluation": "read_word_pairs", "glovev_ext.results": "InferenceResult",
                "glovev_ext.model_directory": "load_model"}
+
+# What each subpackage exported in 0.2: its user-facing names, and internals now imported from their modules.
+EXPORTED_IN_0_2 = {
+    "glovev_ext.counting": """CooccurrenceMatrix CooccurrenceVectorizer LineCorpus PartialSums check_cooccurrence
+        default_corpus_manifest_path default_corpus_path load_default_corpus""".split(),
+    "glovev_ext.glove": """GloVeParameters SCHEDULES check_training_params glove_cost glove_residuals glove_weights
+        train_glove weighted_squared_residuals""".split(),
+    "glovev_ext.covariance": """APPROXIMATION_NAMES BlockSummary CHOLESKY CONDITIONING_CHOICES CholeskyFactor
+        ConditionalFit CovarianceStore CovarianceStoreWriter DIAGONAL DIAGONAL_ROOT DiagonalRootFactor
+        EIGENVALUE_CUTOFF EXACT Factor GaussianPrior GloVeVEstimator INVERSE_ERROR_LIMIT LOW_RANK MAX_CONDITION
+        NoiseScale PENDING PER_WORD_DTYPES POINT_ESTIMATES PSEUDO_INVERSE PassResult PerWord PseudoInverseFactor
+        RootFactor THIN_ROOT TRANSFORMED ThinRootFactor UNDEFINED UndefinedCovarianceError WordFit WordFitter
+        alternating_sweeps cost_balanced_blocks covariance_pass estimated_condition fit_block is_ill_conditioned
+        n_blocks_for numerical_rank optimum_vectors pack_lower packed_size residual_variance residual_variances
+        stored_size threaded_runner unpack_lower""".split(),
+    "glovev_ext.adapters": """GloVeFileError load_glove_folder load_glovev_release load_word2vec_with_covariances
+        read_approx_info read_cooccurrence read_vectors_bin read_vectors_text read_vocab release_variances
+        save_word2vec_with_covariances write_cooccurrence write_glovev_release write_vectors_bin write_vectors_text
+        write_vocab""".split(),
+}
+MOVED = [(package, name) for package, names in EXPORTED_IN_0_2.items() for name in names
+         if name not in importlib.import_module(package).__all__]
+
+
+def from_import(package: str, name: str):
+    """What ``from package import name`` gives, the statement written in this file."""
+    namespace: dict = {}
+    exec(compile(f"from {package} import {name}", __file__, "exec"), namespace)
+    return namespace[name]
 
 
 def forget(monkeypatch, old: str) -> None:
@@ -40,6 +72,36 @@ def test_old_modules_as_attributes(monkeypatch):
     with pytest.warns(DeprecationWarning, match="glovev_ext.bias is deprecated"):
         assert glovev_ext.bias.weat_statistic is glovev_ext.stats.weat_statistic
     assert callable(glovev_ext.stats.similarity)  # the function, as the package attribute always was
+
+
+@pytest.mark.parametrize("package", EXPORTED_IN_0_2)
+def test_each_subpackage_exports_its_user_facing_names_without_a_warning(package):
+    public = importlib.import_module(package).__all__
+    assert set(public) <= set(EXPORTED_IN_0_2[package]) and len(public) < len(EXPORTED_IN_0_2[package])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for name in public:
+            from_import(package, name)
+
+
+@pytest.mark.parametrize("package, name", MOVED, ids=[f"{package}.{name}" for package, name in MOVED])
+def test_internals_a_subpackage_exported_import_from_it_with_a_warning(package, name):
+    with pytest.warns(DeprecationWarning) as caught:
+        old = from_import(package, name)
+    message = str(caught[0].message)
+    assert re.fullmatch(rf"{re.escape(package)}\.{name} is deprecated and will be removed in glovev-ext 0\.3; "
+                        rf"use from {re.escape(package)}\.\w+ import {name}", message), message
+    assert all(warning.filename == __file__ for warning in caught)
+    module = message.split(" use from ")[1].split()[0]
+    assert getattr(importlib.import_module(module), name) is old
+
+
+@pytest.mark.parametrize("package", EXPORTED_IN_0_2)
+def test_a_name_a_subpackage_never_had_is_still_an_error(package):
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        getattr(importlib.import_module(package), "no_such_name")
+    with pytest.raises(ImportError):
+        from_import(package, "no_such_name")
 
 
 def test_rng_is_random_state(stats_kv):
@@ -106,9 +168,9 @@ def test_names_of_0_2_moved_or_renamed_in_issue_24_warn_and_give_the_same_thing(
 
     for name, home in (("similarity", glovev_ext.stats), ("ResultFamily", glovev_ext.stats),
                        ("CovarianceStore", glovev_ext.covariance), ("weat_statistic", glovev_ext.stats)):
-        with pytest.warns(DeprecationWarning, match=f"glovev_ext.{name} is deprecated.*{home.__name__}.{name}"):
+        with pytest.warns(DeprecationWarning, match=f"glovev_ext.{name} is deprecated.*from {home.__name__} import {name}"):
             assert getattr(glovev_ext, name) is getattr(home, name)
-    assert not set(glovev_ext.__all__) & set(glovev_ext._MOVED)
+        assert name not in glovev_ext.__all__
     pairs = [("man", "woman"), ("man", "boy")]
     with pytest.warns(DeprecationWarning, match="similarity_family"):
         old = stats_kv.similarities_test(pairs)

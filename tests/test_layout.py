@@ -121,3 +121,28 @@ def test_private_modules_and_names_stay_in_their_package(path):
             p.startswith("_") for p in parts) else module
         assert importer.startswith("glovev_ext") and importer.startswith(owner), \
             f"{importer} imports the private {module} {[n for n in names if n.startswith('_')]}"
+
+
+def exported(package: str) -> set[str]:
+    """The ``__all__`` of a package, read from its ``__init__.py``, and the names of its submodules."""
+    folder = REPOSITORY / "adapters" if package == "glovev_ext.adapters" else REPOSITORY.joinpath(*package.split("."))
+    submodules = {path.stem for path in folder.glob("*.py")} | {path.name for path in folder.iterdir() if path.is_dir()}
+    for node in ast.parse((folder / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == "__all__" for target in node.targets):
+            return set(ast.literal_eval(node.value)) | submodules
+    raise AssertionError(f"{package} has no __all__")
+
+
+SUBPACKAGES = {package: exported(package) for package in
+               ("glovev_ext.counting", "glovev_ext.glove", "glovev_ext.covariance", "glovev_ext.adapters")}
+TESTS = sorted((REPOSITORY / "tests").rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", LIBRARY + OUTSIDE + TESTS, ids=lambda p: str(p.relative_to(REPOSITORY)))
+def test_a_subpackage_is_imported_only_by_the_names_it_exports(path):
+    """Everything else comes from its module (``glovev_ext.covariance.factor``): the package's old spelling warns."""
+    for module, names in imports(path):
+        package = "glovev_ext.adapters" if module == "adapters" else module
+        if package in SUBPACKAGES:
+            assert set(names) <= SUBPACKAGES[package], \
+                f"{module_name(path)} imports {sorted(set(names) - SUBPACKAGES[package])} from {package}, not its module"

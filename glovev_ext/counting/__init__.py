@@ -1,21 +1,23 @@
 """Stage 1, text -> counts: corpora, the co-occurrence vectorizer and the co-occurrence matrix type.
 
 The numba kernels that split, hash and count (``_token_kernel``, ``_window_kernel``) and the
-threaded counter (``_counter``) are private to this stage.
+threaded counter (``_counter``) are private to this stage; the merge of partial matrices
+(:mod:`.partial_sums`) is imported from its module.
 """
 
+from .._deprecation import moved_names
 from .corpus import LineCorpus, default_corpus_manifest_path, default_corpus_path, load_default_corpus
 from .matrix import CooccurrenceMatrix, check_cooccurrence
-from .partial_sums import PartialSums
 from .vectorizer import CooccurrenceVectorizer
 
 __all__ = [
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
     "LineCorpus",
-    "PartialSums",
     "check_cooccurrence",
     "default_corpus_manifest_path",
     "default_corpus_path",
     "load_default_corpus",
 ]
+
+__getattr__ = moved_names(__name__, {"partial_sums": ("PartialSums",)})

@@ -19,7 +19,7 @@ class ContextCounter:
 
     Each submitted job produces ``(ids, doc_ends)`` (negative ids are out-of-vocabulary words)
     on a worker thread, which then counts them with the numba kernel; both steps release the GIL.
-    The chunks' matrices are summed by :class:`~glovev_ext.counting.PartialSums`; merges run on the
+    The chunks' matrices are summed by :class:`~glovev_ext.counting.partial_sums.PartialSums`; merges run on the
     workers too (scipy's sparse addition releases the GIL), each queued only once both of its
     inputs exist, so no worker ever waits on another job. The merge tree depends only on the chunk
     order, so the result is bit-for-bit the same whatever the number of threads. At most

@@ -12,73 +12,44 @@
 - :mod:`.noise_scale`: :class:`NoiseScale`, the factor on each row's residual variance calibrated on
   two random halves of the corpus;
 - :mod:`.estimator`: :class:`GloVeVEstimator`, the scikit-learn face of all of it.
+
+The package exports what a user of the stage touches: the estimator and what it takes and gives
+(the store, a word's :class:`Factor`, the prior, the noise scale, the choices of ``conditioning``
+and ``point_estimate``). The machinery (the formulas, representations, passes, layouts) is imported
+from its module; the names of it that 0.2 exported here still import, with a warning.
 """
 
+from .._deprecation import moved_names
 from .estimator import ConditionalFit, GloVeVEstimator
-from .factor import (APPROXIMATION_NAMES, CHOLESKY, DIAGONAL, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, EXACT, LOW_RANK,
-                     PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED, CholeskyFactor, DiagonalRootFactor,
-                     Factor, PseudoInverseFactor, RootFactor, ThinRootFactor, numerical_rank, pack_lower, packed_size,
-                     stored_size, unpack_lower)
-from .layout import PER_WORD_DTYPES, PerWord
+from .factor import Factor
 from .noise_scale import NoiseScale
-from .passes import (BlockSummary, PassResult, cost_balanced_blocks, covariance_pass, fit_block, n_blocks_for,
-                     threaded_runner)
 from .prior import GaussianPrior
-from .refit import POINT_ESTIMATES, alternating_sweeps, optimum_vectors
+from .refit import POINT_ESTIMATES
 from .store import CovarianceStore, CovarianceStoreWriter, UndefinedCovarianceError
-from .wls import (CONDITIONING_CHOICES, INVERSE_ERROR_LIMIT, MAX_CONDITION, WordFit, WordFitter, estimated_condition,
-                  is_ill_conditioned, residual_variance, residual_variances)
+from .wls import CONDITIONING_CHOICES
 
 __all__ = [
-    "BlockSummary",
-    "APPROXIMATION_NAMES",
-    "CHOLESKY",
-    "CholeskyFactor",
-    "DIAGONAL",
-    "DIAGONAL_ROOT",
-    "DiagonalRootFactor",
     "CONDITIONING_CHOICES",
     "ConditionalFit",
     "CovarianceStore",
     "CovarianceStoreWriter",
-    "EIGENVALUE_CUTOFF",
-    "EXACT",
     "Factor",
     "GaussianPrior",
     "GloVeVEstimator",
-    "INVERSE_ERROR_LIMIT",
-    "MAX_CONDITION",
     "NoiseScale",
-    "LOW_RANK",
-    "PENDING",
     "POINT_ESTIMATES",
-    "PER_WORD_DTYPES",
-    "PSEUDO_INVERSE",
-    "PseudoInverseFactor",
-    "THIN_ROOT",
-    "ThinRootFactor",
-    "PassResult",
-    "PerWord",
-    "RootFactor",
-    "TRANSFORMED",
-    "UNDEFINED",
     "UndefinedCovarianceError",
-    "alternating_sweeps",
-    "WordFit",
-    "WordFitter",
-    "cost_balanced_blocks",
-    "covariance_pass",
-    "estimated_condition",
-    "fit_block",
-    "is_ill_conditioned",
-    "n_blocks_for",
-    "numerical_rank",
-    "optimum_vectors",
-    "pack_lower",
-    "packed_size",
-    "stored_size",
-    "residual_variance",
-    "residual_variances",
-    "threaded_runner",
-    "unpack_lower",
 ]
+
+__getattr__ = moved_names(__name__, {
+    "factor": ("APPROXIMATION_NAMES", "CHOLESKY", "DIAGONAL", "DIAGONAL_ROOT", "EIGENVALUE_CUTOFF", "EXACT", "LOW_RANK",
+               "PENDING", "PSEUDO_INVERSE", "THIN_ROOT", "TRANSFORMED", "UNDEFINED", "CholeskyFactor",
+               "DiagonalRootFactor", "PseudoInverseFactor", "RootFactor", "ThinRootFactor", "numerical_rank",
+               "pack_lower", "packed_size", "stored_size", "unpack_lower"),
+    "layout": ("PER_WORD_DTYPES", "PerWord"),
+    "passes": ("BlockSummary", "PassResult", "cost_balanced_blocks", "covariance_pass", "fit_block", "n_blocks_for",
+               "threaded_runner"),
+    "refit": ("alternating_sweeps", "optimum_vectors"),
+    "wls": ("INVERSE_ERROR_LIMIT", "MAX_CONDITION", "WordFit", "WordFitter", "estimated_condition",
+            "is_ill_conditioned", "residual_variance", "residual_variances"),
+})

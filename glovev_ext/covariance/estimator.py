@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, resolve_n_jobs
 from ..counting import check_cooccurrence
-from ..glove import GloVeParameters, check_training_params, train_glove
+from ..glove import GloVeParameters, train_glove
+from ..glove.trainer import check_training_params
 from .passes import covariance_pass, threaded_runner
 from .noise_scale import NoiseScale, compare_half_rows, noise_scale_from
 from .prior import free_row_posteriors, posterior_sweeps, row_optima, row_posteriors

@@ -4,7 +4,7 @@ For word i with contexts ``K_i = {j : X_ij > 0}`` and ``V, b, c`` held at their 
 
 - ``H_i = sum_j f(X_ij) v_j v_j^T``  (``b_i`` is fixed, so it is not a parameter);
 - ``s2_i = sum_j f(X_ij) r_ij^2 / (|K_i| - D)`` with the GloVe residual ``r_ij``
-  (:func:`glovev_ext.glove.glove_residuals`; per word, weighted, from the design already gathered):
+  (:func:`glovev_ext.glove.objective.glove_residuals`; per word, weighted, from the design already gathered):
   :func:`residual_variance`;
 - ``Sigma_i = s2_i H_i^{-1}``, defined only when ``|K_i| > D`` and ``H_i`` is not numerically
   singular. Two conditioning rules (``conditioning``): ``"exact"`` (the default, docs/method.md
@@ -27,7 +27,8 @@ from numba import njit
 from scipy.linalg import lapack
 
 from .._deprecation import warn_renamed
-from ..glove import glove_weights, weighted_squared_residuals
+from ..glove import glove_weights
+from ..glove.objective import weighted_squared_residuals
 from ._lapack import cholesky_condition, lapack_buffers
 from .factor import UNDEFINED, Factor
 

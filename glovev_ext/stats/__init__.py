@@ -23,10 +23,8 @@ Every function here that draws random numbers for a result takes ``random_state`
 pool, takes fresh ones by default.
 """
 
-import importlib
-
 from .._checks import DEFAULT_SEED
-from .._deprecation import warn_renamed
+from .._deprecation import moved_names
 from .engine.estimation import DEFAULT_METHOD, METHODS, estimate, wald_test
 from .engine.intervals import SCALES
 from .engine.monte_carlo import draw_values
@@ -48,35 +46,21 @@ from .studies.planning import StudyPlan, plan_study
 from .studies.power import minimum_detectable_effect, power
 from .studies.simulation import Coverage, RowSimulator, interval_coverage
 
-# Names of glovev-ext 0.2 exported here that are the engine's and the statistics' own parts (issue 24):
-# importable from here for one more release, with a DeprecationWarning naming their module.
-_MOVED = {
-    "AUTO_TOLERANCE": "engine.estimation",
-    "NEIGHBOR_COLUMNS": "engine.results",
-    **dict.fromkeys(("WordShares", "delta_covariance"), "engine.delta"),
-    "welch_satterthwaite": "engine.intervals",
-    "numerical_jacobian": "engine.statistic",
-    **dict.fromkeys(("EmbeddingWithCovariance", "ResolvedWords", "resolve", "usable", "vectors_of"), "engine.words"),
-    **dict.fromkeys(("cosine_pair_gradients", "cosine_product_gradient", "cosines", "through_normalisation",
-                     "unit_vector_jacobian"), "statistics.cosine"),
-    **dict.fromkeys(("maxdiff_accuracy", "maxdiff_counts", "maxdiff_to_scale", "scale_to_maxdiff",
-                     "spearman_with_gold"), "statistics.semeval"),
-}
-
-
-_RENAMED = {"similarities": "similarity_family"}  # 0.2 -> now; with a DeprecationWarning
-
-
-def __getattr__(name: str):
-    """A name this package exported in 0.2 that its module holds now, or its new name, with a DeprecationWarning."""
-    if name in _RENAMED:
-        warn_renamed(f"{__name__}.{name}", f"{__name__}.{_RENAMED[name]}")
-        return globals()[_RENAMED[name]]
-    if name in _MOVED:
-        module = f"{__name__}.{_MOVED[name]}"
-        warn_renamed(f"{__name__}.{name}", f"{module}.{name}")
-        return getattr(importlib.import_module(module), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Names of glovev-ext 0.2 exported here that are the engine's and the statistics' own parts (issue 24), and
+# the joint similarities' old name: importable from here for one more release, with a DeprecationWarning.
+__getattr__ = moved_names(__name__, {
+    "": ("similarities",),
+    "engine.estimation": ("AUTO_TOLERANCE",),
+    "engine.results": ("NEIGHBOR_COLUMNS",),
+    "engine.delta": ("WordShares", "delta_covariance"),
+    "engine.intervals": ("welch_satterthwaite",),
+    "engine.statistic": ("numerical_jacobian",),
+    "engine.words": ("EmbeddingWithCovariance", "ResolvedWords", "resolve", "usable", "vectors_of"),
+    "statistics.cosine": ("cosine_pair_gradients", "cosine_product_gradient", "cosines", "through_normalisation",
+                          "unit_vector_jacobian"),
+    "statistics.semeval": ("maxdiff_accuracy", "maxdiff_counts", "maxdiff_to_scale", "scale_to_maxdiff",
+                           "spearman_with_gold"),
+}, renamed={"similarities": "similarity_family"})
 
 
 # What a user of the statistics calls, the results they get back and the choices they pass.

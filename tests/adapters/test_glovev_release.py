@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from glovev_ext import KeyedVectorsWithVariance
-from glovev_ext.covariance import DIAGONAL, DIAGONAL_ROOT, EXACT, LOW_RANK, THIN_ROOT
+from glovev_ext.covariance.factor import DIAGONAL, DIAGONAL_ROOT, EXACT, LOW_RANK, THIN_ROOT
 from glovev_ext.adapters import GloVeFileError, load_glovev_release, write_glovev_release
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glovev_ext.counting import PartialSums
+from glovev_ext.counting.partial_sums import PartialSums
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 100])

@@ -10,7 +10,8 @@ import scipy.sparse as sp
 
 import glovev_ext
 from glovev_ext import UndefinedCovarianceError
-from glovev_ext.covariance import CHOLESKY, MAX_CONDITION, PSEUDO_INVERSE, WordFitter
+from glovev_ext.covariance.factor import CHOLESKY, PSEUDO_INVERSE
+from glovev_ext.covariance.wls import MAX_CONDITION, WordFitter
 
 
 def designed_fitter(rng, eigenvalues, conditioning="exact", n=200):

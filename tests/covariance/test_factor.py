@@ -7,9 +7,11 @@ import pickle
 import numpy as np
 import pytest
 
-from glovev_ext.covariance import (CHOLESKY, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED,
-                                   CholeskyFactor, DiagonalRootFactor, Factor, PseudoInverseFactor, RootFactor,
-                                   ThinRootFactor, numerical_rank, pack_lower, packed_size, stored_size, unpack_lower)
+from glovev_ext.covariance import Factor
+from glovev_ext.covariance.factor import (CHOLESKY, DIAGONAL_ROOT, EIGENVALUE_CUTOFF, PSEUDO_INVERSE, THIN_ROOT,
+                                          TRANSFORMED, CholeskyFactor, DiagonalRootFactor, PseudoInverseFactor,
+                                          RootFactor, ThinRootFactor, numerical_rank, pack_lower, packed_size,
+                                          stored_size, unpack_lower)
 
 DIM = 6
 

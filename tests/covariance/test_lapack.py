@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from scipy.linalg import lapack
 
-from glovev_ext.covariance import estimated_condition
 from glovev_ext.covariance.passes import _prefaulted_empty
-from glovev_ext.covariance.wls import Workspace
+from glovev_ext.covariance.wls import Workspace, estimated_condition
 
 
 def spd(rng, dim, condition):

@@ -175,7 +175,7 @@ def test_the_estimator_scales_each_rows_s2_and_the_priors_noise_by_its_total(pos
 
 
 def test_the_prior_takes_out_the_scaled_noise(posterior_model, embedded_cooccurrence):
-    from glovev_ext.covariance import WordFitter
+    from glovev_ext.covariance.wls import WordFitter
     from glovev_ext.covariance.prior import row_optima
     fitter = WordFitter(embedded_cooccurrence, **options(posterior_model))
     optima = row_optima(fitter, posterior_model.bias_, 1)
@@ -262,7 +262,7 @@ def test_fit_corpus_refuses_a_one_shot_corpus_it_must_read_three_times():
 
 
 def test_new_rows_are_the_same_at_any_number_of_threads(posterior_model, halves):
-    from glovev_ext.covariance import WordFitter
+    from glovev_ext.covariance.wls import WordFitter
     from glovev_ext.covariance.prior import free_row_posteriors
     model = posterior_model
     fits = [free_row_posteriors(WordFitter(halves[0], **options(model)), model.prior_, model._fallback_sigma2,

@@ -12,7 +12,8 @@ import pytest
 
 from glovev_ext import GloVeVEstimator
 from glovev_ext.covariance import CovarianceStore
-from glovev_ext.covariance import WordFitter, cost_balanced_blocks, covariance_pass, n_blocks_for, threaded_runner
+from glovev_ext.covariance.passes import cost_balanced_blocks, covariance_pass, n_blocks_for, threaded_runner
+from glovev_ext.covariance.wls import WordFitter
 
 distributed = pytest.importorskip("dask.distributed")
 

@@ -8,10 +8,9 @@ from scipy import stats
 
 import glovev_ext
 from glovev_ext.glove import glove_weights
-from glovev_ext.covariance import WordFitter
 from glovev_ext.covariance.prior import (FREQUENT_SPARE_RATIO, _prior_rows, pooled_sigma2, posterior,
                                         posterior_sweeps, row_posteriors)
-from glovev_ext.covariance.wls import Workspace
+from glovev_ext.covariance.wls import WordFitter, Workspace
 from glovev_ext.glove import GloVeParameters
 from glovev_ext.stats import RowSimulator
 

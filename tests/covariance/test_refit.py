@@ -7,7 +7,8 @@ import pytest
 
 import glovev_ext
 from glovev_ext.glove import glove_weights
-from glovev_ext.covariance import WordFitter, alternating_sweeps, residual_variances
+from glovev_ext.covariance.refit import alternating_sweeps
+from glovev_ext.covariance.wls import WordFitter, residual_variances
 from glovev_ext.glove import GloVeParameters, glove_cost
 
 DIM = 8

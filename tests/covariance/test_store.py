@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glovev_ext import GloVeVEstimator, UndefinedCovarianceError
-from glovev_ext.covariance import CovarianceStore, CovarianceStoreWriter
-from glovev_ext.covariance import (CHOLESKY, DIAGONAL_ROOT, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, Factor,
-                                   PerWord)
+from glovev_ext.covariance import CovarianceStore, CovarianceStoreWriter, Factor
+from glovev_ext.covariance.factor import CHOLESKY, DIAGONAL_ROOT, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED
+from glovev_ext.covariance.layout import PerWord
 from glovev_ext.covariance import store as store_module
 
 DIM = 8

@@ -10,8 +10,9 @@ import scipy.sparse as sp
 
 from glovev_ext import UndefinedCovarianceError
 from glovev_ext.glove import glove_weights
-from glovev_ext.covariance import (CHOLESKY, INVERSE_ERROR_LIMIT, PSEUDO_INVERSE, WordFitter, covariance_pass,
-                                   residual_variance, residual_variances, threaded_runner)
+from glovev_ext.covariance.factor import CHOLESKY, PSEUDO_INVERSE
+from glovev_ext.covariance.passes import covariance_pass, threaded_runner
+from glovev_ext.covariance.wls import INVERSE_ERROR_LIMIT, WordFitter, residual_variance, residual_variances
 
 DIM = 8
 THRESHOLD = INVERSE_ERROR_LIMIT / np.finfo(float).eps
@@ -194,7 +195,7 @@ def test_residual_sum_of_squares_equals_brute_force_also_for_an_exact_fit(rng, n
 def test_the_papers_rule_agrees_with_the_eigenvalues_called_either_way(rng, condition):
     """is_ill_conditioned(hessian, start) against cond_2 from the eigenvalues; the call of 0.2 with the
     Cholesky factor gives the same answer and a deprecation warning."""
-    from glovev_ext.covariance import is_ill_conditioned
+    from glovev_ext.covariance.wls import is_ill_conditioned
     basis, _ = np.linalg.qr(rng.normal(size=(12, 12)))
     eigenvalues = np.geomspace(1.0, 1.0 / condition, 12)
     hessian = basis @ np.diag(eigenvalues) @ basis.T

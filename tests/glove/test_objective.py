@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from glovev_ext.glove import glove_cost, glove_residuals, glove_weights, weighted_squared_residuals
+from glovev_ext.glove import glove_cost, glove_weights
+from glovev_ext.glove.objective import glove_residuals, weighted_squared_residuals
 
 
 def test_weights_follow_the_definition():

@@ -27,7 +27,8 @@ from statsmodels.stats.oneway import anova_generic
 from statsmodels.tools import add_constant
 
 import glovev_ext
-from glovev_ext.covariance import UndefinedCovarianceError, WordFitter
+from glovev_ext.covariance import UndefinedCovarianceError
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.stats import (InferenceResult, RowSimulator, compare_models, cosine_statistic,
                               minimum_detectable_effect, power, self_similarity, vector_change_test)
 from glovev_ext.stats.engine.words import ResolvedWords

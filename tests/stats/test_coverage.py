@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import glovev_ext
-from glovev_ext.covariance import WordFitter
+from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.stats import RowSimulator, coordinate_statistic, interval_coverage
 from glovev_ext.stats.engine.estimation import estimate_resolved
 from glovev_ext.stats.statistics.weat import effect_size_bound

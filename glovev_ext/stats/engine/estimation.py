@@ -10,7 +10,8 @@ import numpy as np
 from ..._checks import DEFAULT_SEED
 from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
-from ...covariance import DIAGONAL, EXACT, Factor
+from ...covariance import Factor
+from ...covariance.factor import DIAGONAL, EXACT
 from .delta import delta_covariance
 from .intervals import (EXTENDED, UNION, bounds_of, check_alternative, check_scale, median_shift, median_shift_noise,
                         scaled_errors, welch_satterthwaite)

@@ -23,9 +23,9 @@ import pandas as pd
 
 from ..._checks import DEFAULT_SEED
 from ..._docstrings import fill_doc
-from ...covariance import UndefinedCovarianceError, WordFit, WordFitter
+from ...covariance import UndefinedCovarianceError
 from ...covariance.prior import GaussianPrior, posterior
-from ...covariance.wls import Workspace
+from ...covariance.wls import WordFit, WordFitter, Workspace
 from ...glove import glove_weights
 from ..engine.estimation import estimate_resolved
 from ..engine.statistic import Statistic
