@@ -61,8 +61,7 @@ def column_lines(frame: pd.DataFrame) -> list[str]:
                          "interval, which uses the Monte Carlo draws, so there is no Wald statistic of its own")
         elif column == DRAWS_SD:
             lines.append(f"{DRAWS_SD}: the spread of the Monte Carlo draws; std err is the delta method's, from "
-                         "which the interval and test are built (the draws' spread, capped by the statistic's "
-                         "bounds, understates how far the estimate moves: docs/method.md 6.3)")
+                         "which the interval and test are built with the draws (docs/method.md 6.3 and 6.9)")
     return lines
 
 
