@@ -23,6 +23,7 @@ import pytest
 from gensim.test.utils import datapath
 from scipy import stats
 
+import glovev_ext
 from glovev_ext.stats import coordinate_statistic, cosine_statistic
 
 SPEECH = (["he", "him", "his", "man"], ["she", "her", "woman", "mother"], ["said", "asked", "told"],
@@ -91,11 +92,11 @@ def check_columns(frame, nulls, bounds, df_values, spreads, tested) -> None:
 def check_family(family) -> None:
     frame = family.summary_frame()
     check_columns(frame, family.null_values, family.bounds, family.df, family.std_errors, family.bse)
-    np.testing.assert_allclose(frame.filter(like=" (").fillna(0).sum(axis=1).to_numpy()
-                               + (frame["t"].fillna(0).to_numpy() if "t" in frame else 0)
-                               + (frame["z"].fillna(0).to_numpy() if "z" in frame else 0),
-                               family.tvalues, rtol=1e-12)
+    statistic = frame.filter(regex=r"^[tz]( \(.*\))?$").fillna(0).sum(axis=1)
+    np.testing.assert_allclose(statistic, family.tvalues, rtol=1e-12)
     np.testing.assert_allclose(frame.filter(regex=r"^P[<>]").iloc[:, 0], family.pvalues, rtol=1e-12)
+    if family.correction is not None:
+        np.testing.assert_allclose(frame[f"P adj. ({family.correction})"], family.pvalues_adjusted, rtol=1e-12)
     np.testing.assert_allclose(frame[["Conf. Int. Low", "Conf. Int. Upp."]], family.conf_int(), rtol=1e-12)
 
 
@@ -103,7 +104,7 @@ def check_result(result) -> None:
     frame = result.summary_frame()
     check_columns(frame, np.array([result.null_value]), np.array([result.bounds]), np.array([result.df]),
                   np.array([result.std_error]), np.array([result.bse]))
-    assert frame.filter(regex=r"^[tz]( |$)").stack().item() == result.tvalues == result.statistic
+    assert frame.filter(regex=r"^[tz]( \(.*\))?$").stack().item() == result.tvalues == result.statistic
     assert frame.filter(regex=r"^P[<>]").iloc[0, 0] == result.pvalues == result.pvalue
     assert result.params == result.estimate
 
@@ -188,3 +189,36 @@ def test_changing_the_method_changes_what_it_determines_together(kv):
     assert spread.statistic != pytest.approx(delta.statistic, rel=1e-3)
     assert spread.conf_int() != pytest.approx(delta.conf_int(), rel=1e-6)
     check_result(spread)
+
+
+def test_studies_and_benchmarks_say_what_they_show(kv):
+    """Models compared (equal values, pairwise differences, a trend), an analogy accuracy, SemEval-2012 scores."""
+    halves = {name: kv.similarity_test("man", "woman", method=method, n_draws=300, random_state=k)
+              for k, (name, method) in enumerate([("a", "delta"), ("b", "monte carlo"), ("c", "delta")])}
+    comparison = glovev_ext.compare_models(halves, covariate=[0.0, 1.0, 2.0])
+    for family in (comparison.family, comparison.pairwise(), comparison.pairwise(correction=None,
+                                                                                  alternative="larger")):
+        check_family(family)
+    check_result(comparison.trend())
+    questions = [("man", "woman", "he", "she"), ("boy", "girl", "man", "woman"), ("he", "she", "his", "her"),
+                 ("him", "her", "he", "she")]
+    check_result(kv.evaluate_word_analogies_with_uncertainty(questions, n_draws=50, random_state=0,
+                                                             missing="drop"))
+    relational = kv.evaluate_relational_similarity_with_uncertainty(glovev_ext.read_semeval2012(), n_draws=100,
+                                                                    random_state=0, missing="drop")
+    for family in (relational.model, relational.random, relational.versus_random()):
+        check_family(family)
+
+
+def test_the_check_fails_on_a_column_that_is_not_what_its_head_says(kv):
+    """The check itself: the atanh statistic under a plain head, or a two-sided p under a one-sided head, fails it."""
+    result = kv.similarity_test("man", "woman", null_value=0.9, method="delta")
+    frame = result.summary_frame()
+    assert 0.01 < result.pvalue < 0.99
+    arguments = (np.array([0.9]), np.array([result.bounds]), np.array([result.df]), np.array([result.std_error]),
+                 np.array([result.bse]))
+    check_columns(frame, *arguments)
+    with pytest.raises(AssertionError):
+        check_columns(frame.rename(columns={"t (atanh)": "t"}), *arguments)
+    with pytest.raises(AssertionError):
+        check_columns(frame.rename(columns={"P>|t|": "P>t"}), *arguments)
