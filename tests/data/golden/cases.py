@@ -115,6 +115,7 @@ def inference(result: InferenceResult) -> Record:
         record["variance_contributions"] = result.variance_contributions
         record["variance_by_word"] = frame(result.variance_by_word().to_frame())
     record["summary_frame"] = frame(result.summary_frame())
+    record["statistic_kind"] = result.statistic_kind
     return record
 
 
@@ -141,6 +142,7 @@ def family(result: ResultFamily) -> Record:
     if result.variance_contributions is not None:
         record["variance_contributions"] = result.variance_contributions
     record["summary_frame"] = frame(result.summary_frame())
+    record["statistic_kinds"] = [str(kind) for kind in result.statistic_kinds]
     return record
 
 
