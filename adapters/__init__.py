@@ -42,6 +42,6 @@ def __getattr__(name: str):
     if name not in _MOVED:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module = f"{__name__}.{_MOVED[name]}"
-    warnings.warn(f"{__name__}.{name} is deprecated and will be removed in glovev-ext 0.3; use from {module} import "
+    warnings.warn(f"{__name__}.{name} is deprecated and will be removed in glovev-ext 0.4; use from {module} import "
                   f"{name}", DeprecationWarning, stacklevel=2)
     return getattr(importlib.import_module(module), name)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -141,17 +140,12 @@ def _check_records(path, records: np.ndarray, first_record: int, n_words: int) -
                                  f"has {description}: ({record['word1']}, {record['word2']}, {record['value']})")
 
 
-def write_cooccurrence(path: str | os.PathLike, matrix, *, shuffle: bool = False, random_state=None,
-                       rng=None) -> None:
+def write_cooccurrence(path: str | os.PathLike, matrix, *, shuffle: bool = False, random_state=None) -> None:
     """Write the positive entries of a matrix as C-tool records (1-based ids), atomically.
 
     With ``shuffle`` the records are in random order (seeded by ``random_state``), like
-    ``cooccurrence.shuf.bin``. ``rng`` is the deprecated name of ``random_state``.
+    ``cooccurrence.shuf.bin``.
     """
-    if rng is not None:
-        warnings.warn("write_cooccurrence(rng=...) is deprecated and will be removed in glovev-ext 0.3; use "
-                      "random_state=", DeprecationWarning, stacklevel=2)
-        random_state = rng
     entries = sp.coo_matrix(matrix)
     positive = entries.data > 0
     records = np.empty(int(positive.sum()), dtype=RECORD)

@@ -8,7 +8,6 @@ glovev-ext's covariance store format, and are matched back by word when loading.
 from __future__ import annotations
 
 import os
-import warnings
 
 import numpy as np
 
@@ -31,11 +30,6 @@ def save_word2vec_with_covariances(path: str | os.PathLike, kv: KeyedVectorsWith
     write_header : bool
         False writes GloVe's headerless text format.
     """
-    if isinstance(path, KeyedVectorsWithVariance):
-        warnings.warn("save_word2vec_with_covariances(kv, path) is deprecated and will be removed in glovev-ext "
-                      "0.3; use save_word2vec_with_covariances(path, kv): the path comes first, as in every save and "
-                      "write function", DeprecationWarning, stacklevel=2)
-        path, kv = kv, path
     kv.save_word2vec_format(os.fspath(path), binary=binary, write_header=write_header)
     kv.aligned_covariance_store().save(os.fspath(path) + COVARIANCE_SUFFIX)
 

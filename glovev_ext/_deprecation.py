@@ -1,28 +1,23 @@
-"""Old names kept working for one release, each with a DeprecationWarning that says the new one.
+"""Names of glovev-ext 0.2 kept working for one release, each with a DeprecationWarning that says the new one.
 
-- :func:`renamed_keywords`: a keyword argument renamed (``rng`` -> ``random_state``; the
-  significance level ``alpha`` -> ``confidence_level = 1 - alpha``);
 - :func:`keywords_moved_to_objects`: keyword arguments that are now parameters of an object the
   function takes (``fit_corpus(corpus, epochs=5)`` -> ``fit_corpus(corpus, estimator=GloVeVEstimator(epochs=5))``);
-- :func:`install_renamed_modules`: the flat modules of 0.1 (``glovev_ext.bias``, ...) as
-  aliases of the subpackages that now hold their names;
 - :func:`moved_names`: names a package exported in 0.2 (``from glovev_ext.covariance import
-  pack_lower``), now imported from their modules only (``glovev_ext.covariance.factor``).
+  pack_lower``), now imported from their modules only (``glovev_ext.covariance.factor``);
+- :func:`warn_renamed`: any other old spelling, in the function that still takes it.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import importlib.abc
-import importlib.util
 import inspect
 import os
 import sys
 import warnings
 from collections.abc import Callable, Collection, Mapping
 
-REMOVED_IN = "0.3"
+REMOVED_IN = "0.4"
 
 
 def stacklevel_outside_package() -> int:
@@ -44,36 +39,6 @@ def warn_renamed(old: str, new: str) -> None:
     """Warn that ``old`` is now ``new`` and goes in the next release."""
     warnings.warn(f"{old} is deprecated and will be removed in glovev-ext {REMOVED_IN}; use {new}",
                   DeprecationWarning, stacklevel=stacklevel_outside_package())
-
-
-def _confidence_from_alpha(alpha: float) -> float:
-    return 1.0 - float(alpha)
-
-
-RNG = ("random_state", None)
-SIGNIFICANCE_ALPHA = ("confidence_level", _confidence_from_alpha)
-
-
-def renamed_keywords(**renames: tuple[str, Callable | None]) -> Callable:
-    """Decorator: accept each old keyword ``old=(new, convert)`` as ``new=convert(value)``, with a warning."""
-
-    def decorate(function: Callable) -> Callable:
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            for old, (new, convert) in renames.items():
-                if old not in kwargs:
-                    continue
-                if new in kwargs:
-                    raise TypeError(f"{function.__qualname__}() got both {old}= and {new}=; {old} is the old "
-                                    f"name of {new}")
-                warn_renamed(f"{function.__qualname__}({old}=...)", f"{new}=")
-                value = kwargs.pop(old)
-                kwargs[new] = value if convert is None else convert(value)
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
 
 
 def keywords_moved_to_objects(**moved: tuple[type, Collection[str]]) -> Callable:
@@ -116,52 +81,6 @@ def keywords_moved_to_objects(**moved: tuple[type, Collection[str]]) -> Callable
         return wrapper
 
     return decorate
-
-
-def positional_significance_level(method: Callable) -> Callable:
-    """Decorator of a results method whose first argument was the significance level ``alpha``.
-
-    ``result.conf_int(0.1)`` keeps meaning a 90 % interval (with a warning); the new parameter
-    ``confidence_level`` is keyword-only, so a number given by position is never misread.
-    """
-
-    renamed = renamed_keywords(alpha=SIGNIFICANCE_ALPHA)(method)
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        if args:
-            if len(args) > 1 or "alpha" in kwargs or "confidence_level" in kwargs:
-                raise TypeError(f"{method.__qualname__}() takes the confidence level as a keyword only")
-            kwargs["alpha"] = args[0]
-        return renamed(self, **kwargs)
-
-    return wrapper
-
-
-class _RenamedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Import hook that answers an old module name with the module that now holds its names."""
-
-    def __init__(self, renamed: Mapping[str, str]):
-        self.renamed = dict(renamed)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname in self.renamed:
-            return importlib.util.spec_from_loader(fullname, self)
-        return None
-
-    def create_module(self, spec):
-        new = self.renamed[spec.name]
-        warn_renamed(f"the module {spec.name}", new)
-        return importlib.import_module(new)
-
-    def exec_module(self, module) -> None:
-        """Nothing to run: the module was imported under its new name."""
-
-
-def install_renamed_modules(renamed: Mapping[str, str]) -> None:
-    """Make each old module name importable as an alias of its new module (once per process)."""
-    if not any(isinstance(finder, _RenamedModules) for finder in sys.meta_path):
-        sys.meta_path.append(_RenamedModules(renamed))
 
 
 def moved_names(package: str, moved: Mapping[str, Collection[str]],

@@ -36,11 +36,6 @@ method : {"auto", "delta", "monte carlo"}, default="auto"
     "missing": f"""\
 missing : {{"raise", "drop"}}, default="raise"
 {_MISSING}""",
-    "missing_transitional": f"""\
-missing : {{"raise", "drop"}} or None, default=None
-{_MISSING}
-    None, the default of this release, drops them with a FutureWarning: from glovev-ext 0.3 the
-    default is ``"raise"``, as for every statistic.""",
     "n_draws": """\
 n_draws : int, default=2000
     Monte Carlo draws of the words' vectors (for ``method="monte carlo"``, and for ``"auto"`` to

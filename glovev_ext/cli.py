@@ -201,20 +201,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"glovev: warning: {message}", file=sys.stderr)
 
 
-class _RenamedOption(argparse.Action):
-    """An option of 0.1 that still works, with a warning naming the option that replaced it."""
-
-    def __init__(self, option_strings, dest, new_option: str, convert=None, **kwargs):
-        super().__init__(option_strings, dest, help=argparse.SUPPRESS, **kwargs)
-        self.new_option = new_option
-        self.convert = convert
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"glovev: warning: {option_string} is deprecated and goes in glovev-ext 0.3; use {self.new_option}",
-              file=sys.stderr)
-        setattr(namespace, self.dest, values if self.convert is None else self.convert(values))
-
-
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glovev", description="GloVe embeddings with error bars (GloVe-V).",
                                      epilog=f"Exit status: 0 done, 2 a problem with the command or its input, 1 a "
@@ -239,7 +225,6 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--n-components", type=int, default=glove["n_components"],
                      help="embedding dimension D (default %(default)s); with --glove-folder, the D of a vectors.txt "
                           "(vectors.bin tells its own)")
-    fit.add_argument("--dim", type=int, dest="n_components", action=_RenamedOption, new_option="--n-components")
     fit.add_argument("--epochs", type=int, default=glove["epochs"], help="training epochs (default %(default)s)")
     fit.add_argument("--x-max", type=float, default=glove["x_max"],
                      help="weighting cut-off x_max (default %(default)s)")
@@ -391,8 +376,6 @@ def _add_statistic_options(parser, *, tests: bool, alternative: bool = True) -> 
                             help="bounded: intervals stay in the statistic's range (Fisher's z for cosines); linear: "
                                  "the paper's symmetric intervals (default bounded)")
     parser.add_argument("--confidence-level", type=float, default=0.95, help="of the intervals (default 0.95)")
-    parser.add_argument("--alpha", type=float, dest="confidence_level", action=_RenamedOption,
-                        new_option="--confidence-level", convert=lambda alpha: 1 - alpha)
     parser.add_argument("--missing", choices=MISSING_CHOICES, default=DEFAULT_MISSING,
                         help="words out of the vocabulary or without a covariance: refuse them (raise) or leave them "
                              f"out and name them (drop) (default {DEFAULT_MISSING})")
@@ -404,12 +387,10 @@ def _add_statistic_options(parser, *, tests: bool, alternative: bool = True) -> 
 def _add_random_state(parser, description: str, default: int = DEFAULT_SEED) -> None:
     """``--random-state``, by default the seed the Python functions draw from, so a command gives their numbers."""
     parser.add_argument("--random-state", type=int, default=default, help=f"{description} (default {default})")
-    parser.add_argument("--seed", type=int, dest="random_state", action=_RenamedOption, new_option="--random-state")
 
 
 def _add_n_jobs(parser) -> None:
     parser.add_argument("--n-jobs", type=int, default=-1, help="threads (default -1: all cores)")
-    parser.add_argument("--threads", type=int, dest="n_jobs", action=_RenamedOption, new_option="--n-jobs")
 
 
 def _words(value: str) -> list[str]:

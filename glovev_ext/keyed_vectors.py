@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -13,7 +12,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from . import stats
-from ._deprecation import RNG, renamed_keywords, warn_renamed
+from ._deprecation import warn_renamed
+from ._version import __version__
 from .covariance import CovarianceStore, Factor, GaussianPrior, GloVeVEstimator, UndefinedCovarianceError
 from .stats.statistics.cosine import unit_vector_jacobian
 from .stats.engine.words import NO_COVARIANCE, NOT_IN_VOCABULARY
@@ -173,7 +173,6 @@ class KeyedVectorsWithVariance(KeyedVectors):
             return self.covariance_store[self.covariance_row(key_or_keys)]
         return np.stack([self.covariance(key) for key in key_or_keys])
 
-    @renamed_keywords(rng=RNG)
     def sample_vectors(self, keys: Sequence, n: int, random_state=None) -> np.ndarray:
         """``n`` joint draws of the vectors of ``keys`` from ``N(w_i, Sigma_i)``, independent across words.
 
@@ -191,7 +190,6 @@ class KeyedVectorsWithVariance(KeyedVectors):
                 generator.standard_normal((n, self.vector_size)))
         return draws
 
-    @renamed_keywords(rng=RNG)
     def draw(self, random_state=None, keys: Iterable | None = None, missing: str = "raise") -> KeyedVectors:
         """One draw of the embedding as a plain gensim ``KeyedVectors``.
 
@@ -213,7 +211,6 @@ class KeyedVectorsWithVariance(KeyedVectors):
         """
         return next(self.draws(1, random_state=random_state, keys=keys, missing=missing))
 
-    @renamed_keywords(rng=RNG)
     def draws(self, n: int, random_state=None, keys: Iterable | None = None,
               missing: str = "raise") -> Iterator[KeyedVectors]:
         """``n`` independent draws of the embedding (see :meth:`draw`), generated in batches.
@@ -404,12 +401,18 @@ class KeyedVectorsWithVariance(KeyedVectors):
         ------
         TypeError
             If the file holds a plain gensim ``KeyedVectors`` (load it with ``KeyedVectors.load`` and
-            use :meth:`from_keyed_vectors`).
+            use :meth:`from_keyed_vectors`), or was written by glovev-ext 0.1 (load it with
+            glovev-ext 0.2 and save it again).
         """
-        with warnings.catch_warnings():
-            # files of glovev-ext 0.1 name classes by its flat modules: loading one is not the caller's deprecated use
-            warnings.filterwarnings("ignore", message="the module glovev_ext", category=DeprecationWarning)
+        try:
             loaded = super().load(fname, mmap=mmap)
+        except ModuleNotFoundError as error:
+            # only 0.1 pickled classes under modules this version lacks (its flat glovev_ext.covariance_store, ...)
+            if not (error.name or "").startswith("glovev_ext."):
+                raise
+            raise TypeError(f"{fname} was written by glovev-ext 0.1: it names the module {error.name}, which "
+                            f"glovev-ext {__version__} does not have; load it with glovev-ext 0.2 and save it again "
+                            "(glovev_ext.save_model), or fit the model again") from None
         if not isinstance(loaded, cls):
             raise TypeError(f"{fname} holds a {type(loaded).__name__}, not a {cls.__name__}: load it with "
                             f"{type(loaded).__name__}.load() and attach covariances with "

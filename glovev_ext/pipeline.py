@@ -114,12 +114,12 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
 
     Notes
     -----
-    .. deprecated:: 0.2
+    .. deprecated:: 0.3
         The keywords of the vectorizer's parameters (``window``, ``min_count``, ``max_vocab_size``,
         ``lowercase``) and of the estimator's (``n_components``, ``epochs``, ``x_max``, ``alpha``,
         ``learning_rate``, ``random_state``, ``covariance_storage``, ``covariance_dtype``,
         ``conditioning``, ``point_estimate``, ``n_sweeps``, ``prior_strength``; ``n_jobs`` went to
-        both) still build the two objects, with a DeprecationWarning, and go in glovev-ext 0.3.
+        both) still build the two objects, with a DeprecationWarning, and go in glovev-ext 0.4.
 
     Examples
     --------

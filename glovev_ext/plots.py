@@ -12,10 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._checks import DEFAULT_SEED
-from ._deprecation import RNG, SIGNIFICANCE_ALPHA, renamed_keywords, warn_renamed
 from ._docstrings import fill_doc
 from .keyed_vectors import KeyedVectorsWithVariance
-from .stats import InferenceResult, NeighborsResult, RelationalSimilarity, cosine_bias_by_frequency
+from .stats import InferenceResult, NeighborsResult, RelationalSimilarity
 from .stats.statistics.relational import METRICS
 
 _PSEUDO_INVERSE_COLOUR = "tab:orange"
@@ -40,7 +39,6 @@ def projection_2d(kv: KeyedVectorsWithVariance, n_words: int = 5000) -> np.ndarr
     return np.linalg.svd(centred, full_matrices=False)[2][:2].T
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str], ax=None, n_draws: int = 100,
                               random_state=DEFAULT_SEED, projection: np.ndarray | None = None, level: float = 0.95):
@@ -92,7 +90,6 @@ def plot_uncertainty_ellipses(kv: KeyedVectorsWithVariance, words: Sequence[str]
     return ax
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def plot_variance_by_frequency(kv: KeyedVectorsWithVariance, counts: np.ndarray | None = None, ax=None,
                                max_points: int = 5000, random_state=DEFAULT_SEED):
@@ -161,7 +158,6 @@ def _forest(ax, labels: Sequence[str], estimates, lows, highs, xlabel: str, titl
     return ax
 
 
-@renamed_keywords(alpha=SIGNIFICANCE_ALPHA)
 def plot_neighbors(result: NeighborsResult, ax=None, *, confidence_level: float = 0.95):
     """Forest plot of a word's nearest neighbours with their intervals (paper Fig. 5)."""
     ax = _axes(ax, _forest_height(len(result.neighbors)))
@@ -173,7 +169,6 @@ def plot_neighbors(result: NeighborsResult, ax=None, *, confidence_level: float 
                    f"{confidence_level:.0%} intervals")
 
 
-@renamed_keywords(alpha=SIGNIFICANCE_ALPHA)
 def plot_results(results: Sequence[InferenceResult], labels: Sequence[str] | None = None, ax=None, *,
                  confidence_level: float = 0.95, xlabel: str = "estimate", title: str = ""):
     """Several results side by side with their intervals (e.g. bias tests, paper Fig. 7)."""
@@ -237,17 +232,3 @@ def plot_relational_similarity(result: RelationalSimilarity, axes=None, *, confi
                                       f"{', '.join(left_out)}", width=110)
     axes[0].figure.suptitle(title)
     return axes
-
-
-def plot_bias_by_frequency(kv: KeyedVectorsWithVariance, group_a: Sequence[str], group_b: Sequence[str],
-                           attributes: Sequence[str], n_bands: int = 3, counts: np.ndarray | None = None, ax=None,
-                           alpha: float = 0.05):
-    """Deprecated: ``plot_results(glovev_ext.stats.cosine_bias_by_frequency(...))`` (figures compute no statistic).
-
-    Words without covariance are dropped, as before.
-    """
-    warn_renamed("plot_bias_by_frequency(kv, ...)", "plot_results(cosine_bias_by_frequency(kv, ...))")
-    results = cosine_bias_by_frequency(kv, group_a, group_b, attributes, n_bands=n_bands, counts=counts,
-                                       missing="drop")
-    return plot_results(results, ax=ax, confidence_level=1 - alpha, xlabel="cosine bias (group A - group B)",
-                        title="Bias by frequency band")

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ._deprecation import warn_renamed
 from .atomic import atomic_path, check_writable, remove_stale_temporaries
 from .keyed_vectors import KeyedVectorsWithVariance
 
@@ -51,10 +50,6 @@ def save_model(directory: str | os.PathLike, kv: KeyedVectorsWithVariance, metad
     OSError
         If the model cannot be written there (the message says why); a model already there is kept.
     """
-    if isinstance(directory, KeyedVectorsWithVariance):
-        warn_renamed("save_model(kv, directory)", "save_model(directory, kv): the path comes first, as in every "
-                     "save and write function")
-        directory, kv = kv, directory
     target = check_model_directory(directory, overwrite=overwrite)
     remove_stale_temporaries(target)
     with atomic_path(target, directory=True) as staging, _attributes_kept(kv):

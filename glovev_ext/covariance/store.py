@@ -10,7 +10,6 @@ from threading import Lock
 import numpy as np
 from gensim.utils import SaveLoad
 
-from .._deprecation import RNG, renamed_keywords
 from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
                      Factor, packed_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
@@ -306,7 +305,6 @@ class CovarianceStore(SaveLoad):
         """``S^T G`` for a square root ``S`` of ``Sigma_i`` (``Sigma_i = S S^T``), so ``G^T Sigma_i G = Y^T Y``."""
         return self.factor(key).whiten(gradients)
 
-    @renamed_keywords(rng=RNG)
     def sample(self, key: int | str, n: int, random_state=None) -> np.ndarray:
         """``n`` draws from ``N(0, Sigma_i)``, shape ``(n, D)``; add the centre vector for draws of it.
 

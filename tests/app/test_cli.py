@@ -125,7 +125,7 @@ def test_fit_from_a_folder_of_stanford_output(capsys, tmp_path):
     assert metadata["counts"]["n_nonzeros"] == X.nnz and metadata["counting"] is None
     word = X.words[int(np.flatnonzero(model.covariance_defined_)[0])]
     np.testing.assert_array_equal(loaded.covariance(word), model.covariance_[word])
-    # the text output of -model 0 instead: its D comes from --dim
+    # the text output of -model 0 instead: its D comes from --n-components
     (folder / "vectors.bin").unlink()
     write_vectors_text(folder / "vectors.txt", X.words, glovev_ext.glove.GloVeParameters(
         model.embedding_, model.context_embedding_, model.bias_, model.context_bias_, np.empty(0)))

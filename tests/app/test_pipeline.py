@@ -128,7 +128,7 @@ def test_fit_corpus_fits_clones_and_leaves_the_objects_it_was_given_as_they_were
 def test_the_old_keywords_warn_and_give_the_same_fit(embedded_paragraphs):
     with pytest.warns(DeprecationWarning, match=re.escape(
             "fit_corpus(n_components=, epochs=, min_count=, n_jobs=) is deprecated and will be removed in "
-            "glovev-ext 0.3; use fit_corpus(..., vectorizer=CooccurrenceVectorizer(min_count=3, n_jobs=1), "
+            "glovev-ext 0.4; use fit_corpus(..., vectorizer=CooccurrenceVectorizer(min_count=3, n_jobs=1), "
             "estimator=GloVeVEstimator(n_components=4, epochs=1, n_jobs=1))")) as caught:
         old = glovev_ext.fit_corpus(embedded_paragraphs, n_components=4, epochs=1, min_count=3, n_jobs=1,
                                     progress=False)

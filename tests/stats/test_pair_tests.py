@@ -102,7 +102,8 @@ def test_table_summary_and_multiple_testing(kv, pairs):
     np.testing.assert_allclose(holm.pvalues_adjusted, multipletests(table.pvalues, method="holm")[1])
     np.testing.assert_allclose(holm.summary_frame()["P adj. (holm)"], holm.pvalues_adjusted)
     assert "P adj. (holm)" in str(holm.summary())
-    with pytest.warns(DeprecationWarning, match="name it"):
+    with pytest.warns(DeprecationWarning, match=r"correct\(\) without a method is deprecated and will be removed in "
+                                                r"glovev-ext 0\.4; use correct\('fdr_bh'\)"):
         np.testing.assert_allclose(table.correct().pvalues_adjusted, multipletests(table.pvalues, method="fdr_bh")[1])
 
 

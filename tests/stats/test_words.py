@@ -7,12 +7,9 @@ import numpy as np
 
 import pytest
 
-import glovev_ext
 from glovev_ext import UndefinedCovarianceError, stats
 from glovev_ext.stats.engine.words import resolve
 
-# Statistics that dropped unusable words by default in 0.1 keep doing so, with a FutureWarning, for one release.
-TRANSITIONAL = {"nearest_neighbors", "evaluate_word_pairs", "evaluate_analogies"}
 WITH_WORDS = [name for name in stats.__all__ if callable(getattr(stats, name))
               and "missing" in inspect.signature(getattr(stats, name)).parameters]
 WORDS = {  # the arguments after the embedding
@@ -40,8 +37,7 @@ def test_every_statistic_of_words_takes_missing():
 @pytest.mark.parametrize("name", WITH_WORDS)
 def test_the_same_choices_and_default(stats_kv, name):
     default = inspect.signature(getattr(stats, name)).parameters["missing"].default
-    assert default == (None if name in TRANSITIONAL else stats.DEFAULT_MISSING) == (None if name in TRANSITIONAL
-                                                                                     else "raise")
+    assert default == stats.DEFAULT_MISSING == "raise"
     assert stats.MISSING_CHOICES == ("raise", "drop")
     with pytest.raises(ValueError, match=r"missing must be one of \('raise', 'drop'\), got 'skip'"):
         getattr(stats, name)(stats_kv, *WORDS[name], missing="skip")
@@ -65,14 +61,16 @@ def test_dropped_words_are_named_in_the_result_and_its_summary(stats_kv):
         stats_kv.cosine_bias_test(["he", "zzzz"], ["she"], ["strong", rare])
 
 
-def test_transitional_defaults_warn_only_when_they_drop(stats_kv, recwarn):
-    glovev_ext.stats.nearest_neighbors(stats_kv, "man", ["woman", "boy"], n_draws=20)
-    assert not [w for w in recwarn if w.category is FutureWarning]
-    with pytest.warns(FutureWarning, match=r"nearest_neighbors dropped 1 unusable item \(zzzz \(not in the "
-                                           r"vocabulary\)\)") as caught:
-        result = stats_kv.nearest_neighbors_test("man", ["woman", "boy", "zzzz"], n_draws=20)
-    assert caught[0].filename == __file__  # the warning points at the caller, through the package's wrappers
+def test_the_statistics_that_dropped_by_default_in_0_1_refuse_like_every_other(stats_kv):
+    with pytest.raises(UndefinedCovarianceError, match=r"1 word cannot be used: zzzz \(not in the vocabulary\); pass "
+                                                       r"missing='drop'"):
+        stats_kv.nearest_neighbors_test("man", ["woman", "boy", "zzzz"], n_draws=20)
+    result = stats_kv.nearest_neighbors_test("man", ["woman", "boy", "zzzz"], n_draws=20, missing="drop")
     assert result.similarities.dropped == ("zzzz (not in the vocabulary)",)
+    for statistic, rows in ((stats.evaluate_word_pairs, [("man", "woman", 1.0), ("man", "zzzz", 2.0)]),
+                            (stats.evaluate_analogies, [("man", "woman", "boy", "zzzz")])):
+        with pytest.raises(UndefinedCovarianceError, match=r"^1 (pair|question) cannot be used: man-.*zzzz \(not in "):
+            statistic(stats_kv, rows, n_draws=5)
 
 
 def test_resolved_words_are_an_embedding_of_their_own_words(stats_kv):

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from ...covariance import Factor
 from ...covariance.factor import DIAGONAL, EXACT
@@ -42,7 +41,6 @@ def check_method(method: str) -> str:
     return method
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str = DEFAULT_METHOD,
              null_values: Sequence[float] | float | None = None, alternative: str = "two-sided",
@@ -126,7 +124,6 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
                            prior_link=PriorLink.of(words.prior, words, statistic, jacobian))
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def wald_test(kv: EmbeddingWithCovariance, statistic: Statistic, *, null_value: float = 0.0,
               alternative: str = "two-sided", method: str = DEFAULT_METHOD, n_draws: int = 2000,

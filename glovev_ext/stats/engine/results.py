@@ -21,7 +21,6 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 from statsmodels.stats.multitest import multipletests
 
-from ..._deprecation import positional_significance_level, renamed_keywords
 from .rendering import DRAWS_SD, column_lines, notes, parameter_frame, reference_line, render
 from .delta import WordShares
 from .intervals import (UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, linear_bounds,
@@ -316,7 +315,6 @@ class ResultFamily:
             return np.full(len(self), np.nan)
         return self.estimates - np.median(self.draws, axis=0)
 
-    @positional_significance_level
     def conf_int(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """Intervals around the estimates, a row per statistic (columns ``lower``, ``upper``).
 
@@ -326,7 +324,6 @@ class ResultFamily:
 
     # --- new families from this one ------------------------------------------------------------
 
-    @renamed_keywords(alpha=("significance_level", None))
     def correct(self, method: str, significance_level: float = 0.05) -> ResultFamily:
         """The same family with p-values adjusted by ``statsmodels.stats.multitest.multipletests``.
 
@@ -399,7 +396,6 @@ class ResultFamily:
         return render(frame, title, notes(lines, provenance.uncertainty, provenance.words, provenance.dropped,
                                           provenance.dropped_noun))
 
-    @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The table of rows; with a correction, adjusted p-values in a named column."""
         frame = self._frame(range(len(self)), confidence_level)
@@ -407,7 +403,6 @@ class ResultFamily:
             frame[f"P adj. ({self.correction})"] = self.pvalues_adjusted
         return frame
 
-    @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary`` of the family."""
         first = [f"alternative: {self.alternative}", reference_line(self.df, self.bounds, self.scale)]
@@ -588,7 +583,6 @@ class InferenceResult:
         """
         return float(self.family.attenuation[self.row])
 
-    @positional_significance_level
     def conf_int(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
         """Interval around the estimate at the trained vectors, on the result's scale and reference distribution.
 
@@ -608,7 +602,6 @@ class InferenceResult:
         low, high = self._rule.conf_int(confidence_level)[0]
         return float(low), float(high)
 
-    @positional_significance_level
     def percentile_interval(self, *, confidence_level: float = 0.95) -> tuple[float, float]:
         """The central ``confidence_level`` quantiles of the Monte Carlo draws.
 
@@ -632,12 +625,10 @@ class InferenceResult:
 
     # --- renderings ----------------------------------------------------------------------------
 
-    @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """One-row table: estimate, std err, statistic, p-value, interval and, for t, its degrees of freedom."""
         return self.family._frame([self.row], confidence_level)
 
-    @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary`` with the parameter table and what the result rests on."""
         first = [f"H0: value = {self.null_value:g}, alternative: {self.alternative}",
@@ -692,7 +683,6 @@ class NeighborsResult:
         """Probability that each neighbour ranks among the first ``k``."""
         return self.rank_probabilities.iloc[:, :k].sum(axis=1).rename(f"P(top {k})")
 
-    @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """Similarity, standard error, interval, rank probability and the test against the next neighbour."""
         frame = self.similarities.summary_frame(confidence_level=confidence_level)
@@ -710,7 +700,6 @@ class NeighborsResult:
         """How the similarities' errors were computed (``similarities.method``); ranks are always Monte Carlo."""
         return self.similarities.method
 
-    @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """Neighbour table as a statsmodels ``Summary``."""
         family = self.similarities

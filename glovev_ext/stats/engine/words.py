@@ -10,14 +10,12 @@ covariance factors) are what the engines work on; they never see the container.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 
-from ..._deprecation import stacklevel_outside_package
 from ...covariance import Factor, GaussianPrior, UndefinedCovarianceError
 
 # The reasons a word is unusable (EmbeddingWithCovariance.unusable_reason) begin with one of these;
@@ -98,24 +96,6 @@ def check_missing(missing: str) -> str:
     if missing not in MISSING_CHOICES:
         raise ValueError(f"missing must be one of {MISSING_CHOICES}, got {missing!r}")
     return missing
-
-
-def transitional_missing(missing: str | None) -> str:
-    """The policy of a statistic that dropped unusable words by default in glovev-ext 0.1.
-
-    ``None`` (its default for this release) still drops; :func:`warn_transitional_drop` says so when
-    it does. From 0.3 the default is :data:`DEFAULT_MISSING`, as for every statistic.
-    """
-    return "drop" if missing is None else check_missing(missing)
-
-
-def warn_transitional_drop(missing: str | None, dropped: Sequence[str], statistic: str) -> None:
-    """Warn when ``missing=None`` dropped words, which glovev-ext 0.3 will refuse instead."""
-    if missing is None and dropped:
-        warnings.warn(f"{statistic} dropped {_count(len(dropped), 'unusable item')} ({_listed(dropped, 3)}) because "
-                      f"missing was not given; from glovev-ext 0.3 the default is missing={DEFAULT_MISSING!r}, as for "
-                      "every statistic: pass missing='drop' to keep dropping them", FutureWarning,
-                      stacklevel=stacklevel_outside_package())
 
 
 def resolve(kv: EmbeddingWithCovariance, keys: Sequence) -> ResolvedWords:

@@ -8,7 +8,6 @@ from dataclasses import replace
 import numpy as np
 
 from ..._checks import DEFAULT_SEED, as_generator
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from .cosine import cosine_pair_gradients, scatter_rows, through_normalisation
 from ..engine.estimation import DEFAULT_METHOD, estimate
@@ -55,7 +54,6 @@ def cosine_bias_statistic(group_a: Sequence, group_b: Sequence, attributes: Sequ
     return Statistic("cosine bias", keys, ("cosine bias",), function, gradient, (-2.0, 2.0))
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequence, attributes: Sequence, *,
                 missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, null_value: float = 0.0,
@@ -87,7 +85,6 @@ def cosine_bias(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequenc
     return family[0]
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statistic] | Sequence[Statistic], *,
                    method: str = DEFAULT_METHOD, n_draws: int = 2000, random_state=DEFAULT_SEED, use_t: bool = True,
@@ -115,7 +112,6 @@ def compare_biases(kv: EmbeddingWithCovariance, statistics: Mapping[str, Statist
                     random_state=random_state, use_t=use_t, scale=scale)
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def cosine_bias_by_frequency(kv: EmbeddingWithCovariance, group_a: Sequence, group_b: Sequence,
                              attributes: Sequence, *, n_bands: int = 3, counts: np.ndarray | None = None,

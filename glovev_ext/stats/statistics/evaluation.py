@@ -18,15 +18,13 @@ import numpy as np
 from scipy.stats import rankdata, spearmanr
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from .cosine import cosines
 from ..engine.estimation import word_caveats
 from ..engine.intervals import EXTENDED
 from ..engine.monte_carlo import draw_values
 from ..engine.results import MONTE_CARLO, InferenceResult
-from ..engine.words import (EmbeddingWithCovariance, resolve, transitional_missing, usable, usable_groups,
-                    warn_transitional_drop)
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, resolve, usable, usable_groups
 
 
 _NOT_SMOOTH = "Monte Carlo: ranks are not smooth functions of the vectors, so the delta method does not apply"
@@ -79,10 +77,9 @@ def read_word_pairs(path: str | os.PathLike, delimiter: str = "\t", lowercase: b
     return rows
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | Iterable[tuple], *,
-                        n_draws: int = 1000, random_state=DEFAULT_SEED, missing: str | None = None,
+                        n_draws: int = 1000, random_state=DEFAULT_SEED, missing: str = DEFAULT_MISSING,
                         progress: bool = False) -> InferenceResult:
     """Spearman correlation of cosine similarities with human ratings, with a Monte Carlo interval.
 
@@ -94,7 +91,7 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
     n_draws : int, default=1000
         Draws of the embedding.
     {random_state}
-    {missing_transitional}
+    {missing}
         A pair with an unusable word is refused, or left out and named. A benchmark usually holds
         words a corpus lacks: pass ``"drop"``.
     {progress}
@@ -107,8 +104,7 @@ def evaluate_word_pairs(kv: EmbeddingWithCovariance, pairs: str | os.PathLike | 
         ``attenuation`` away from them, and its notes say what the draws measure.
     """
     rows = read_word_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else list(pairs)
-    kept, dropped = usable_groups(kv, rows, transitional_missing(missing), words=lambda row: row[:2])
-    warn_transitional_drop(missing, dropped, "evaluate_word_pairs")
+    kept, dropped = usable_groups(kv, rows, missing, words=lambda row: row[:2])
     if len(kept) < 3:
         raise ValueError(f"only {len(kept)} usable pairs")
     keys = tuple(dict.fromkeys(word for first, second, _ in kept for word in (first, second)))
@@ -146,11 +142,10 @@ def read_analogies(path: str | os.PathLike, lowercase: bool = True) -> list[tupl
     return questions
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike | Iterable[Sequence], *,
                        candidates: Sequence | None = None, restrict_vocab: int = 10_000, n_draws: int = 200,
-                       random_state=DEFAULT_SEED, missing: str | None = None) -> InferenceResult:
+                       random_state=DEFAULT_SEED, missing: str = DEFAULT_MISSING) -> InferenceResult:
     """3CosAdd analogy accuracy with a Monte Carlo interval, tested against random guessing.
 
     The answer to "a is to b as c is to ?" is the candidate closest in cosine to
@@ -174,7 +169,7 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     n_draws : int, default=200
         Draws of the embedding.
     {random_state}
-    {missing_transitional}
+    {missing}
         A question with an unusable word is refused, or left out and named.
 
     Returns
@@ -182,8 +177,7 @@ def evaluate_analogies(kv: EmbeddingWithCovariance, questions: str | os.PathLike
     InferenceResult
     """
     rows = read_analogies(questions) if isinstance(questions, (str, os.PathLike)) else [tuple(q) for q in questions]
-    rows, dropped = usable_groups(kv, rows, transitional_missing(missing), noun="question")
-    warn_transitional_drop(missing, dropped, "evaluate_analogies")
+    rows, dropped = usable_groups(kv, rows, missing, noun="question")
     if candidates is None:
         candidates = [key for key in kv.index_to_key[:restrict_vocab] if kv.unusable_reason(key) is None]
     else:

@@ -13,7 +13,6 @@ for that pair with the same options (tests check it to 1e-12). ``method="auto"``
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -25,7 +24,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import RNG, renamed_keywords
+from ..._deprecation import warn_renamed
 from ..._docstrings import fill_doc
 from ..engine.rendering import column_lines, notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
@@ -152,12 +151,12 @@ class SimilarityTests:
         method : str
             Any ``statsmodels.stats.multitest.multipletests`` method, named explicitly (e.g.
             ``"fdr_bh"``, ``"holm"``). Called without one, ``"fdr_bh"`` with a DeprecationWarning
-            (the default of 0.2, which returned the adjusted p-values as an array).
+            (the default of 0.2, which returned the adjusted p-values as an array); glovev-ext 0.4
+            requires it.
         """
         if method is None:
-            warnings.warn("correct() without a method is deprecated: name it, e.g. correct('fdr_bh'); it now "
-                          "returns the tests with the adjusted p-values in pvalues_adjusted", DeprecationWarning,
-                          stacklevel=2)
+            warn_renamed("SimilarityTests.correct() without a method", "correct('fdr_bh') (or another multipletests "
+                         "method), which returns the tests with the adjusted p-values in pvalues_adjusted")
             method = "fdr_bh"
         multipletests(self.pvalues[:1], method=method)  # an unknown method fails here
         return dataclasses.replace(self, correction=method)
@@ -192,7 +191,6 @@ class SimilarityTests:
         return str(self.summary())
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, null_value: float = 0.0,
                      alternative: str = "two-sided", method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING,

@@ -12,7 +12,6 @@ import pandas as pd
 from statsmodels.iolib.summary import Summary
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from ..engine.rendering import notes, render
 from ..engine.intervals import check_alternative
@@ -82,7 +81,6 @@ class PermutationResult:
         return str(self.summary())
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def weat_permutation_test(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *,
                           alternative: str = "larger", n_permutations: int | None = None, max_exact: int = 100_000,

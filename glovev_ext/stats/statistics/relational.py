@@ -21,7 +21,6 @@ from scipy.stats import rankdata
 from statsmodels.iolib.summary import Summary
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import positional_significance_level
 from ..._docstrings import fill_doc
 from ...covariance import UndefinedCovarianceError
 from ..engine.rendering import notes, render
@@ -138,7 +137,6 @@ class RelationalSimilarity:
         """Test that two relations have the same score (joint draws, so their correlation counts)."""
         return self.model.difference(self.row(first, metric), self.row(second, metric), alternative=alternative)
 
-    @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """One row per relation and metric: score, interval, Random baseline and its interval, p-value."""
         model = self.model.conf_int(confidence_level=confidence_level).to_numpy()
@@ -156,7 +154,6 @@ class RelationalSimilarity:
                          "P (> random)": versus.pvalues[k]})
         return pd.DataFrame(rows, index=list(self.model.names))
 
-    @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary``: the table and what it rests on."""
         lines = [f"Method: {self.model.method_reason}",

@@ -8,18 +8,15 @@ import numpy as np
 import pandas as pd
 
 from ..._checks import DEFAULT_SEED, check_int
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from ...covariance import UndefinedCovarianceError
 from .cosine import cosine_statistic, cosines
 from ..engine.estimation import DEFAULT_METHOD, estimate, estimate_resolved, wald_test
 from ..engine.monte_carlo import draw_values
 from ..engine.results import InferenceResult, NeighborsResult, ResultFamily
-from ..engine.words import (DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, transitional_missing, usable,
-                    usable_groups, warn_transitional_drop)
+from ..engine.words import DEFAULT_MISSING, EmbeddingWithCovariance, check_missing, resolve, usable, usable_groups
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float = 0.0, alternative: str = "two-sided",
                method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
@@ -47,7 +44,6 @@ def similarity(kv: EmbeddingWithCovariance, word1, word2, *, null_value: float =
                      use_t=use_t, scale=scale)
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def similarity_family(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, method: str = DEFAULT_METHOD,
                       missing: str = DEFAULT_MISSING, alternative: str = "two-sided", n_draws: int = 2000,
@@ -80,7 +76,6 @@ def similarity_family(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, me
     return family.replace(dropped_noun="pair")
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tuple, *, alternative: str = "two-sided",
                           method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
@@ -107,10 +102,9 @@ def similarity_difference(kv: EmbeddingWithCovariance, pair1: tuple, pair2: tupl
     return family.difference(0, 1, alternative=alternative)
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | None = None, topn: int = 10, *,
-                      method: str = DEFAULT_METHOD, missing: str | None = None, n_draws: int = 2000,
+                      method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING, n_draws: int = 2000,
                       random_state=DEFAULT_SEED, use_t: bool = True, scale: str = "bounded",
                       progress: bool = False) -> NeighborsResult:
     """The nearest neighbours of ``word`` among ``candidates`` (or the whole vocabulary), with uncertainty.
@@ -126,7 +120,7 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
         Neighbours kept when ``candidates`` is None.
     {method}
         For the similarities and adjacent tests; rank distributions are always Monte Carlo.
-    {missing_transitional}
+    {missing}
         The policy for the candidates: ``word`` itself must be usable.
     {n_draws}
         Also the draws of the ranks.
@@ -140,14 +134,13 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     -------
     NeighborsResult
     """
-    _refuse_any_unusable(kv, [word], transitional_missing(missing), f"the neighbours of {word!r}")
+    _refuse_any_unusable(kv, [word], missing, f"the neighbours of {word!r}")
     generator = np.random.default_rng(random_state)
     dropped = []
     if candidates is None:
         candidates = _most_similar_usable(kv, word, check_int(topn, "topn", minimum=2))
     else:
-        candidates, dropped = usable(kv, [c for c in candidates if c != word], transitional_missing(missing))
-        warn_transitional_drop(missing, dropped, "nearest_neighbors")
+        candidates, dropped = usable(kv, [c for c in candidates if c != word], missing)
     if len(candidates) < 2:
         raise ValueError(f"need at least two usable candidates, got {len(candidates)}")
     words = resolve(kv, [word, *candidates])

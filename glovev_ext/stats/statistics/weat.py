@@ -18,7 +18,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from .cosine import cosine_product_gradient
 from ..engine.estimation import DEFAULT_METHOD, estimate
@@ -93,7 +92,6 @@ def effect_size_bound(n_x: int, n_y: int, ddof: int) -> float:
     return float(np.sqrt((n - ddof) / n) / np.sqrt(share * (1 - share)))
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def weat(kv: EmbeddingWithCovariance, X: Sequence, Y: Sequence, A: Sequence, B: Sequence, *, ddof: int = 1,
          missing: str = DEFAULT_MISSING, method: str = DEFAULT_METHOD, alternative: str = "two-sided",

@@ -24,7 +24,6 @@ import pandas as pd
 from scipy import stats
 
 from ..._checks import DEFAULT_SEED
-from ..._deprecation import RNG, renamed_keywords
 from ..._docstrings import fill_doc
 from ...covariance import GaussianPrior, UndefinedCovarianceError
 from ...covariance.prior import shared_prior_difference
@@ -41,7 +40,6 @@ SELF_SIMILARITY_CAVEAT = ("Self-similarity intervals do not hold their coverage 
                           "1: none); vector_change_test is the calibrated test of change")
 
 
-@renamed_keywords(rng=RNG)
 @fill_doc
 def self_similarity(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovariance, words: Sequence[str], *,
                     labels: tuple[str, str] = ("A", "B"), method: str = DEFAULT_METHOD, missing: str = DEFAULT_MISSING,

@@ -56,7 +56,6 @@ from statsmodels.iolib.summary import Summary
 from statsmodels.stats.contrast import ContrastResults
 
 from ..._checks import DEFAULT_SEED, check_int
-from ..._deprecation import positional_significance_level
 from ..._docstrings import fill_doc
 from ..engine.rendering import render
 from ..engine.intervals import UNION, scale_derivative, to_scale, welch_satterthwaite
@@ -241,7 +240,6 @@ class ModelComparison:
         contributions = (np.atleast_2d(weights) ** 2 * self.std_errors**2).T
         return combined.replace(df=welch_satterthwaite(contributions, self.family.df))
 
-    @positional_significance_level
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """Each model's value with its interval (and covariate, if any)."""
         frame = self.family.summary_frame(confidence_level=confidence_level)
@@ -249,7 +247,6 @@ class ModelComparison:
             frame.insert(0, "covariate", self.covariate)
         return frame
 
-    @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary``: each model, the equality test, and the trend when there is a covariate."""
         test = self.equality()
