@@ -33,6 +33,7 @@ extensions = [
     "sphinxarg.ext",
     "glovev_xref",
     "glovev_members",
+    "glovev_gallery",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
