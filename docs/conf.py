@@ -47,6 +47,7 @@ nitpicky = True
 # this machine's registries ships one; see _intersphinx/README.md): their names stay plain text.
 nitpick_ignore_regex = [
     ("py:.*", r"(numpy|np|gensim|matplotlib)(\..*)?"),
+    ("std:term", r"numpy:.*"),  # numpydoc's own link of "array_like"
 ]
 
 # numpydoc reads gensim's docstrings to mangle signatures, and some are not numpydoc: not ours to fix.
@@ -60,7 +61,38 @@ autodoc_default_options = {"member-order": "groupwise"}
 numpydoc_attributes_as_param_list = True
 numpydoc_show_class_members = False  # the autosummary class template lists the members
 numpydoc_class_members_toctree = False
-numpydoc_xref_param_type = False
+# The types in Parameters and Returns link to their pages: the names below, and no other word.
+numpydoc_xref_param_type = True
+numpydoc_xref_ignore = "all"
+
+
+def _public_classes() -> dict[str, str]:
+    """Each public class by its name, to the name its page is under (glovev_ext's, else its stage's)."""
+    pages: dict[str, str] = {}
+    for module_name in ("glovev_ext", "glovev_ext.counting", "glovev_ext.glove", "glovev_ext.covariance",
+                        "glovev_ext.stats", "glovev_ext.adapters"):
+        module = sys.modules.get(module_name) or __import__(module_name, fromlist=["__all__"])
+        for name in module.__all__:
+            if isinstance(getattr(module, name), type):
+                pages.setdefault(name, f"{module_name}.{name}")
+    return pages
+
+
+numpydoc_xref_aliases = {
+    **_public_classes(),
+    "ndarray": "numpy.ndarray",
+    "DataFrame": "pandas.DataFrame",
+    "pandas.DataFrame": "pandas.DataFrame",
+    "Series": "pandas.Series",
+    "csr_matrix": "scipy.sparse.csr_matrix",
+    "scipy.sparse.csr_matrix": "scipy.sparse.csr_matrix",
+    "ContrastResults": "statsmodels.stats.contrast.ContrastResults",
+    "Summary": "statsmodels.iolib.summary.Summary",
+    "Client": "distributed.Client",
+    "dask.distributed.Client": "distributed.Client",
+    "Path": "pathlib.Path",
+    "KeyedVectors": "gensim.models.keyedvectors.KeyedVectors",
+}
 numpydoc_validation_checks = set()
 add_module_names = False
 

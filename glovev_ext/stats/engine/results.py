@@ -409,7 +409,7 @@ class ResultFamily:
 
     @positional_significance_level
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
-        """A statsmodels ``Summary`` of the family."""
+        """A statsmodels :class:`~statsmodels.iolib.summary.Summary` of the family."""
         first = [f"alternative: {self.alternative}", reference_line(self.df, self.bounds, self.scale)]
         if self.correction is not None:
             first.insert(0, f"P adj. ({self.correction}): p-values adjusted for {len(self)} tests with "
@@ -418,7 +418,8 @@ class ResultFamily:
                              self.summary_frame(confidence_level=confidence_level))
 
     def to_contrast(self) -> ContrastResults:
-        """The rows as statsmodels ``ContrastResults`` (two-sided; t when every row has finite df)."""
+        """The rows as statsmodels :class:`~statsmodels.stats.contrast.ContrastResults` (two-sided; t when every
+        row has finite df)."""
         if np.isfinite(self.df).all():
             return ContrastResults(t=self.statistics, effect=self.estimates, sd=self.tested_std_errors,
                                    df_denom=self.df)
@@ -646,7 +647,8 @@ class InferenceResult:
                                     self.summary_frame(confidence_level=confidence_level))
 
     def to_contrast(self) -> ContrastResults:
-        """The result as statsmodels ``ContrastResults`` (t with ``df``, or normal; two-sided p-value).
+        """The result as statsmodels :class:`~statsmodels.stats.contrast.ContrastResults` (t with ``df``, or normal;
+        two-sided p-value).
 
         Its own ``conf_int`` is symmetric on the statistic; :meth:`conf_int` here respects the bounds.
         """
