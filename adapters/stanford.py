@@ -84,7 +84,7 @@ def read_cooccurrence(path: str | os.PathLike, n_words: int, words=None) -> Cooc
     """A ``cooccurrence.bin`` as a ``(V, V)`` CSR matrix, repeated records summed, read in chunks.
 
     Each chunk of records becomes a CSR matrix and the partial matrices are summed by
-    :class:`~glovev_ext.counting.partial_sums.PartialSums`, so the file is never held whole in memory beside the
+    ``PartialSums``, so the file is never held whole in memory beside the
     result.
 
     Parameters

@@ -245,7 +245,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
     # --- statistics with uncertainty (glovev_ext.stats) ------------------------------------------------
 
     def similarity_test(self, word1, word2, **kwargs):
-        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.stats.statistics.similarity`."""
+        """Cosine similarity with standard error and Wald test; see :func:`glovev_ext.stats.similarity`."""
         return stats.similarity(self, word1, word2, **kwargs)
 
     def similarity_family(self, pairs, **kwargs):
@@ -273,7 +273,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
         return stats.nearest_neighbors(self, word, candidates, topn, **kwargs)
 
     def weat_test(self, X, Y, A, B, **kwargs):
-        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.stats.statistics.weat`."""
+        """WEAT effect size and statistic with GloVe-V errors; see :func:`glovev_ext.stats.weat`."""
         return stats.weat(self, X, Y, A, B, **kwargs)
 
     def weat_permutation_test(self, X, Y, A, B, **kwargs):

@@ -1,7 +1,7 @@
 """The main job, once: a corpus -> co-occurrences -> GloVe -> GloVe-V, with one metadata schema.
 
 The command line (``glovev fit``), the tutorials and the benchmarks all fit through
-:func:`fit_corpus`, and every saved model's ``metadata.json`` follows :func:`fit_metadata`.
+:func:`fit_corpus`, and every saved model's ``metadata.json`` follows ``fit_metadata``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ class FittedCorpus:
     seconds : dict
         Wall time of each stage: ``count``, ``train`` and ``covariances``.
     metadata : dict
-        :func:`fit_metadata` of the fit.
+        ``fit_metadata`` of the fit.
     output : Path or None
         Where the model was saved (``fit_corpus(..., output=)``), else None.
     """
@@ -96,7 +96,7 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
         What the corpus is, for the metadata (the file of a ``LineCorpus`` by default).
     output : str or path-like, optional
         Save the model there (:func:`~glovev_ext.save_model`) when the fit is done. The folder is
-        checked before the corpus is read (:func:`~glovev_ext.saved_model.check_model_directory`),
+        checked before the corpus is read (``check_model_directory``),
         so a location that cannot take the model fails at once, not after the fit.
     overwrite : bool, default=False
         Let ``output`` replace a folder that is not a saved model, or a file.
@@ -109,7 +109,7 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
     Raises
     ------
     TypeError, ValueError
-        For a parameter of ``vectorizer`` or ``estimator`` that cannot work (:func:`check_fit_params`),
+        For a parameter of ``vectorizer`` or ``estimator`` that cannot work (``check_fit_params``),
         before any work.
 
     Notes

@@ -27,7 +27,7 @@ def save_model(directory: str | os.PathLike, kv: KeyedVectorsWithVariance, metad
 
     The model is written to a temporary folder beside the target and moved into place only when
     complete. What is at ``directory`` is replaced only if it is a saved model (or an empty folder),
-    unless ``overwrite`` says otherwise; :func:`check_model_directory` runs first.
+    unless ``overwrite`` says otherwise; ``check_model_directory`` runs first.
 
     Parameters
     ----------

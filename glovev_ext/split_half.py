@@ -122,7 +122,7 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
     n_pairs : int, default=300
         Random pairs of words drawn within each band (fewer when the band has fewer pairs).
     bands : sequence of int
-        Lower edges of the frequency bands, by the pooled count (:data:`BAND_EDGES`).
+        Lower edges of the frequency bands, by the pooled count (``BAND_EDGES``).
     confidence_level : float, default=0.95
         Of the tests whose rejection rates are reported.
     {random_state}

@@ -1,4 +1,5 @@
 """Tutorial 1: fit GloVe-V on a corpus, and see uncertainty fall with word frequency.
+==================================================================================
 
 Corpus: gutenberg_us_10m from ../shared/data (the embedded corpus on a fresh clone).
 Parameters: D = 50, 25 epochs, x_max = 100, window 8, min_count 5, seed 0 (see _common.py).

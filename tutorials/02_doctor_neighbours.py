@@ -1,4 +1,5 @@
 """Tutorial 2: the neighbours of "doctor" with intervals, and is "surgeon" really nearer than "dentist"?
+=====================================================================================================
 
 The GloVe-V paper (Fig. 5) finds on COHA that surgeon is nearer to doctor than dentist is, but
 with p = 0.10: the corpus does not settle it. Here the same questions on our corpus.

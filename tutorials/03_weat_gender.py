@@ -1,4 +1,5 @@
 """Tutorial 3: gender WEATs (Caliskan et al. 2017, tests 6-8) with GloVe-V intervals, and comparing two.
+=====================================================================================================
 
 For each test: the effect size with its GloVe-V standard error (embedding uncertainty given the
 corpus) next to the classic permutation p-value (uncertainty over which words are targets) --

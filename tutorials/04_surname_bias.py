@@ -1,4 +1,5 @@
 """Tutorial 4: Asian vs White surnames and "otherization" adjectives (Garg et al. 2018), with intervals.
+=====================================================================================================
 
 The cosine bias is mean_k cos(v_k, M_A) - mean_k cos(v_k, M_B), M the mean unit vector of a
 surname group and v_k the adjectives: positive means the adjectives sit nearer Asian surnames.

@@ -1,4 +1,5 @@
 """Tutorial 5: model evaluation with uncertainty -- WordSim-353 and SimLex-999 with Monte Carlo intervals.
+=======================================================================================================
 
 A benchmark score is a statistic of the embedding like any other: each Monte Carlo draw of the
 vectors gives a Spearman correlation, and their spread is the score's uncertainty given the

@@ -1,4 +1,5 @@
 """Tutorial 6: GloVe-V's uncertainty next to the document bootstrap's (paper Fig. 4).
+==================================================================================
 
 The document bootstrap resamples the corpus's documents with replacement and retrains GloVe each
 time: it measures how the embedding would change with another sample of documents. GloVe-V

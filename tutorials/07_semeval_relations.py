@@ -1,4 +1,5 @@
 """Tutorial 7: relational similarity (SemEval-2012 Task 2) with GloVe-V intervals, against random (paper Fig. 6).
+==============================================================================================================
 
 Each pair x:y of a relation is rated by how close its offset y - x is to the relation's three
 paradigm offsets (mean cosine), and the ratings are scored by the organisers' two metrics: MaxDiff

@@ -1,4 +1,5 @@
 """Tutorial 8: genres of the Brown corpus in one basis -- how words differ between them, with error bars.
+======================================================================================================
 
 GloVe is fitted once on the whole corpus; then each genre's co-occurrence rows are fitted given
 the pooled context vectors (``glovev_ext.fit_subcorpora``), so a word's vector in the press and
@@ -6,12 +7,14 @@ its vector in fiction are points of the same space, with GloVe-V covariances (th
 text, only the pooled fit's prior, whose shared part of the errors the change test and
 ``compare_models`` take out). No alignment (Procrustes) is needed, and every comparison gets a
 standard error:
+
 - self-similarity cos(w in press, w in fiction) with its interval (noise alone keeps it below 1, and
   near 1 the interval does not hold its coverage: docs/method.md 7.3, and the result says so);
 - a Wald test that the word's vector is the same in both genres (Holm-corrected over the words): the
   calibrated test of change;
 - the same statistic in three genres, compared with ``compare_models`` (equality and pairwise);
 - a word's nearest neighbours in each genre, with their intervals.
+
 Corpus: ../shared/data/brown (1.16M tokens; genres from brown_docs_meta.tsv: press = news,
 editorial, reviews; fiction = fiction, mystery, science_fiction, adventure, romance, humor;
 learned = learned, government), D = 30, 25 epochs (a smaller D than tutorial 1 because each genre

@@ -1,4 +1,5 @@
 """Tutorial 9: planning a study -- what a pilot corpus can detect, and how much more text would help.
+==================================================================================================
 
 Before collecting text, a researcher asks: with this corpus, how precise is my statistic, what is
 the smallest effect my test could detect, and what would a corpus k times larger give?
@@ -7,9 +8,11 @@ its minimum detectable effect at 80 % power (against 0, and between two independ
 same size, as in a before/after comparison), the same for larger corpora (se / sqrt(k), derived in
 docs/method.md section 7.4), and the largest dimension D at which every word keeps a covariance.
 Then two checks of the projection, on corpora that really are larger:
+
 1. plan on gutenberg_us_10m, measure on gutenberg_us_31m (its superset: 3.1 times the text, but
    not of the same kind word by word: its extra books change how often, and how, words are used);
 2. plan on a random half of gutenberg_us_31m, measure on the whole (the same kind by construction).
+
 Corpora and parameters: those of tutorial 1 (the 31m model is tutorial 7's). Without
 ../shared/data both "corpora" are the embedded one (check 1 is then empty) and check 2 halves it.
 Run: python tutorials/09_study_planning.py  (about 2 minutes: it fits the half corpus).

@@ -60,7 +60,7 @@ class LineCorpus:
     ValueError
         While iterating, for a file that is not UTF-8 text (binary, compressed under a name that
         does not say so, or in another encoding), not the compression its name says, truncated,
-        or with a line longer than :data:`MAX_LINE_CHARACTERS`: the message names the file and
+        or with a line longer than ``MAX_LINE_CHARACTERS``: the message names the file and
         the line reached.
     """
 

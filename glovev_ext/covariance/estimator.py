@@ -117,7 +117,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
-        Where the covariance pass runs. ``"dask"`` sends blocks of words to a Dask cluster whose
+        Where the covariance pass runs. ``"dask"`` sends blocks of words to a :doc:`Dask cluster <dask:deploying>` whose
         workers write their factors into the store file, so it needs ``covariance_storage`` to be
         a path they can reach. A pass to a file (either backend) that is interrupted resumes when
         the same fit is run again.

@@ -3,15 +3,15 @@
 A covariance is a residual variance ``sigma2`` and a factor ``F``. Each way of keeping ``F`` is a
 subclass of :class:`Factor`, with an integer ``kind`` that the store records for the word:
 
-- :class:`CholeskyFactor` (``CHOLESKY``): ``F`` is the Cholesky factor of ``H_i`` and
+- ``CholeskyFactor`` (``CHOLESKY``): ``F`` is the Cholesky factor of ``H_i`` and
   ``Sigma = sigma2 (F F^T)^{-1}``;
-- :class:`RootFactor` (``TRANSFORMED``): ``Sigma = sigma2 F F^T`` for any lower-triangular square
+- ``RootFactor`` (``TRANSFORMED``): ``Sigma = sigma2 F F^T`` for any lower-triangular square
   root, e.g. the image of a covariance under a linear map (the unit-normalisation Jacobian) or a
   covariance read from a file;
 - :class:`PseudoInverseFactor` (``PSEUDO_INVERSE``): a root whose ``F F^T`` is the Moore-Penrose
   pseudo-inverse of ``H_i`` (the paper's rule for ill-conditioned words: eigenvalues at or below
   ``EIGENVALUE_CUTOFF`` times the largest dropped);
-- :class:`DiagonalRootFactor` (``DIAGONAL_ROOT``) and :class:`ThinRootFactor` (``THIN_ROOT``) keep a
+- ``DiagonalRootFactor`` (``DIAGONAL_ROOT``) and ``ThinRootFactor`` (``THIN_ROOT``) keep a
   release's approximate covariances (``glovev_ext.adapters``) as they come, without a D x D triangle:
   ``F`` is the diagonal (D numbers) or a ``(D, rank)`` root stored row by row, ``Sigma = sigma2 F F^T``.
 
@@ -21,9 +21,9 @@ Triangles are stored packed (BLAS column-major). A factor is built by a named co
 Quadratic forms, solves, maps and the scaling by ``sigma2`` are written once, on :class:`Factor`;
 each subclass overrides only what its representation does differently (products with its square
 root, its dense form, its variances). A stored kind is turned back into its class
-through one table, used by :meth:`Factor.of_stored`, :func:`stored_size` and the batched
+through one table, used by :meth:`Factor.of_stored`, ``stored_size`` and the batched
 :func:`variances`. The rank rules live here too: an eigen square root has the rank of the
-eigenvalues it keeps; the image of a map has the rank :func:`numerical_rank` reads off its
+eigenvalues it keeps; the image of a map has the rank ``numerical_rank`` reads off its
 triangular factor.
 """
 
@@ -108,7 +108,7 @@ def variances(kinds: np.ndarray, packed: np.ndarray, dim: int, ranks: np.ndarray
         Each factor's kind (``UNDEFINED`` and ``PENDING`` not allowed) and rank.
     packed : ndarray, shape (n, m)
         Each factor's entries: a packed triangle (``m = D (D + 1) / 2``), or a compact factor in the
-        first :func:`stored_size` entries of its row (the rest are ignored).
+        first ``stored_size`` entries of its row (the rest are ignored).
     dim : int
         D.
     sigma2 : ndarray, shape (n,)
@@ -153,7 +153,7 @@ class Factor:
         ``PSEUDO_INVERSE``, ``TRANSFORMED``, or a compact ``DIAGONAL_ROOT`` / ``THIN_ROOT``.
     packed : ndarray of float64
         ``F`` packed (column-major lower triangle); the diagonal, or the ``(D, rank)`` root row by
-        row, for the compact kinds (:func:`stored_size` entries).
+        row, for the compact kinds (``stored_size`` entries).
     dim : int
         D.
     rank : int
@@ -172,8 +172,8 @@ class Factor:
 
     Notes
     -----
-    With ``S`` a square root of ``Sigma / sigma2`` (``F^{-T}`` for a :class:`CholeskyFactor`,
-    ``diag(F)`` for a :class:`DiagonalRootFactor`, ``F`` otherwise), a representation provides
+    With ``S`` a square root of ``Sigma / sigma2`` (``F^{-T}`` for a ``CholeskyFactor``,
+    ``diag(F)`` for a ``DiagonalRootFactor``, ``F`` otherwise), a representation provides
     ``_whiten_vector(g)`` (``S^T g``), ``_colorize_vector(y)`` (``S y``), ``_whiten(G)`` (``S^T G``)
     and ``_colorize(Z)`` (``Z S^T``) or its own :meth:`whiten` and :meth:`transform_normal`,
     ``_square_root()`` (``S``, D x D), ``_dense()`` (``S S^T``), :meth:`lower`, and the class methods
@@ -243,7 +243,7 @@ class Factor:
     def of_low_rank(vectors: np.ndarray, values: np.ndarray) -> Factor:
         """The rank-k approximation ``U diag(s) U^T`` of ``(D, k)`` orthonormal ``vectors`` and ``values`` >= 0.
 
-        Kept as its root ``U diag(sqrt(s))`` (a :class:`ThinRootFactor`; ``rank`` is its k columns)
+        Kept as its root ``U diag(sqrt(s))`` (a ``ThinRootFactor``; ``rank`` is its k columns)
         when that is smaller than a triangle, else as the triangle of that root: the D x D
         covariance is never formed.
         """
@@ -257,7 +257,7 @@ class Factor:
     @staticmethod
     def of_stored(kind: int, row: np.ndarray, dim: int, rank: int, sigma2: float = 1.0, dof: float = np.inf,
                   understated: int = 0, approximation: int = EXACT) -> Factor:
-        """The factor a store keeps as ``kind`` in ``row`` (its first :func:`stored_size` entries, any float dtype).
+        """The factor a store keeps as ``kind`` in ``row`` (its first ``stored_size`` entries, any float dtype).
 
         The other parameters are the attributes of the same names.
         """
@@ -270,7 +270,7 @@ class Factor:
         return replace(self, sigma2=float(sigma2), dof=self.dof if dof is None else float(dof))
 
     def mapped(self, linear_map: np.ndarray) -> Factor:
-        """The covariance of ``M w``: ``M Sigma M^T``, a :class:`RootFactor` (rank by :func:`numerical_rank`)."""
+        """The covariance of ``M w``: ``M Sigma M^T``, a ``RootFactor`` (rank by ``numerical_rank``)."""
         return RootFactor._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), sigma2=self.sigma2,
                                    dof=self.dof, understated=self.understated, approximation=self.approximation)
 
@@ -293,12 +293,12 @@ class Factor:
     def whiten(self, gradients: np.ndarray) -> np.ndarray:
         """``S^T G`` for a ``(D, m)`` ``G`` and a square root ``S`` of ``Sigma``, so ``G^T Sigma G = Y^T Y``.
 
-        ``Y`` has D rows, or ``rank`` for a :class:`ThinRootFactor`.
+        ``Y`` has D rows, or ``rank`` for a ``ThinRootFactor``.
         """
         return np.sqrt(self.sigma2) * self._whiten(gradients)
 
     def transform_normal(self, z: np.ndarray) -> np.ndarray:
-        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)`` (a :class:`ThinRootFactor`
+        """Map standard normal rows ``z`` (n, D) to draws from ``N(0, Sigma)`` (a ``ThinRootFactor``
         uses the first ``rank`` columns)."""
         return np.sqrt(self.sigma2) * self._colorize(np.asarray(z))
 
@@ -382,7 +382,7 @@ class RootFactor(_TriangularFactor):
     def _of_root(cls, root: np.ndarray, rank: int | None = None, **attributes) -> Factor:
         """The factor ``F`` with ``F F^T = root root^T`` for a ``(D, r)`` root: ``F^T`` is the R of a QR of ``root^T``.
 
-        ``rank`` is known for an eigen square root (its columns); otherwise :func:`numerical_rank`.
+        ``rank`` is known for an eigen square root (its columns); otherwise ``numerical_rank``.
         """
         dim = root.shape[0]
         triangle = np.zeros((dim, dim))
@@ -415,7 +415,7 @@ class RootFactor(_TriangularFactor):
 
 
 class PseudoInverseFactor(RootFactor):
-    """A :class:`RootFactor` whose ``F F^T`` is the paper's pseudo-inverse of ``H_i`` (kind ``PSEUDO_INVERSE``).
+    """A ``RootFactor`` whose ``F F^T`` is the paper's pseudo-inverse of ``H_i`` (kind ``PSEUDO_INVERSE``).
 
     Eigenvalues of ``H_i`` at or below ``EIGENVALUE_CUTOFF`` times the largest are dropped, so
     ``rank`` is below D and ``understated`` is ``D - rank``. Built by :meth:`Factor.of_hessian`.

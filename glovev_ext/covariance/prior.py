@@ -83,7 +83,7 @@ class GaussianPrior:
         """A digest of the mean, covariance and strength: equal for the same prior, after saving and loading too.
 
         Posteriors of two fits are correlated only when they are under the same prior; results compare
-        their priors by this (:class:`~glovev_ext.stats.engine.shared_prior.PriorLink`).
+        their priors by this (``PriorLink``).
         """
         digest = hashlib.sha256()
         for array in (self.mean, self.covariance):

@@ -21,7 +21,7 @@ _DIAGONAL_CHUNK_ENTRIES = 1 << 22
 
 
 class UndefinedCovarianceError(ValueError):
-    """A statistic asked for the covariance of a word that has none (|K_i| <= D, or a vector replaced)."""
+    """A statistic asked for the covariance of a word that has none (``|K_i| <= D``, or a vector replaced)."""
 
 
 class CovarianceStore(SaveLoad):

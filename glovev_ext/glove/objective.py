@@ -36,7 +36,7 @@ def glove_residuals(products, center_biases, context_biases, values: np.ndarray)
     """``r_ij = w_i . v_j + b_i + c_j - log X_ij`` of entries, given their products ``w_i . v_j``.
 
     The products are an argument so that callers can gather them as suits them (per entry in
-    :func:`weighted_squared_residuals`).
+    ``weighted_squared_residuals``).
 
     Parameters
     ----------
@@ -87,9 +87,9 @@ def weighted_squared_residuals(cooccurrence: sp.spmatrix, center_vectors: np.nda
 def glove_cost(cooccurrence: sp.spmatrix, center_vectors: np.ndarray, context_vectors: np.ndarray,
                center_biases: np.ndarray, context_biases: np.ndarray, x_max: float = 100.0,
                alpha: float = 0.75) -> float:
-    """``J = sum_{X_ij > 0} f(X_ij) (w_i . v_j + b_i + c_j - log X_ij) ** 2``.
+    """``J = sum_{X_ij > 0} f(X_ij) (w_i.v_j + b_i + c_j - log X_ij) ** 2``.
 
-    The parameters are those of :func:`weighted_squared_residuals`, whose values ``J`` sums.
+    The parameters are those of ``weighted_squared_residuals``, whose values ``J`` sums.
 
     Returns
     -------

@@ -58,7 +58,7 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
         standard errors agree with Monte Carlo's within ``AUTO_TOLERANCE`` (3 %; judged with the
         linearised statistic as a control variate) and the draws' medians lie within
         ``SHIFT_TOLERANCE`` (0.25) standard errors of the estimates on the test scale
-        (:func:`~glovev_ext.stats.engine.intervals.median_shift`), else Monte Carlo; the result says which
+        (``median_shift``), else Monte Carlo; the result says which
         and why. Monte Carlo takes the covariance from ``n_draws`` draws; the estimate stays the
         value at the trained vectors. Its intervals extend the delta method's by the draws' shift
         where only the shift failed (``draws_interval="extended"``), else join the draws' percentile
@@ -197,7 +197,7 @@ def _t_draws(words: ResolvedWords, statistic: Statistic, n_draws: int, generator
 class _Diagnosis:
     """What ``method="auto"`` judges the delta method by, for each value: its standard error's gap to Monte
     Carlo's (``delta`` and ``drawn`` are the two variances) and where the normal draws are centred (``shift``,
-    :func:`~glovev_ext.stats.engine.intervals.median_shift`)."""
+    ``median_shift``)."""
 
     names: Sequence[str]
     delta: np.ndarray

@@ -1,7 +1,7 @@
 """Result objects that read like statsmodels results: one inference core, several renderings.
 
-A result is a core and its provenance: :class:`Estimates` (the estimates, their covariance, degrees
-of freedom, bounds, test scale and Monte Carlo draws) and :class:`Provenance` (the method and why,
+A result is a core and its provenance: ``Estimates`` (the estimates, their covariance, degrees
+of freedom, bounds, test scale and Monte Carlo draws) and ``Provenance`` (the method and why,
 the uncertainty carried, the words used and dropped, the caveats). :class:`ResultFamily` is names +
 core + provenance + the hypotheses tested; :class:`InferenceResult` is a one-row view of a family.
 Standard errors, statistics, p-values and intervals are derived from the core by one rule
@@ -189,7 +189,7 @@ class ResultFamily:
     prior_link : PriorLink or None
         For statistics of posteriors under a prior: their gradients, their words' covariances and
         the prior, with which :func:`~glovev_ext.compare_models` takes out the part of the error
-        that fits under the same prior share (:mod:`glovev_ext.stats.engine.shared_prior`).
+        that fits under the same prior share (``glovev_ext.stats.engine.shared_prior``).
 
     The core's and the provenance's attributes read through (``family.estimates``,
     ``family.method``, ...).
@@ -234,7 +234,7 @@ class ResultFamily:
 
     @classmethod
     def of(cls, name: str, names: Sequence, estimates, covariance, **attributes) -> ResultFamily:
-        """A family from its parts by name: any attribute of :class:`Estimates`, :class:`Provenance` or the family."""
+        """A family from its parts by name: any attribute of ``Estimates``, ``Provenance`` or the family."""
         core = {key: attributes.pop(key) for key in list(attributes) if key in _CORE_FIELDS}
         provenance = {key: attributes.pop(key) for key in list(attributes) if key in _PROVENANCE_FIELDS}
         return cls(name, tuple(names), Estimates(estimates, covariance, **core), Provenance(**provenance), **attributes)
@@ -404,7 +404,7 @@ class ResultFamily:
         return frame
 
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
-        """A statsmodels ``Summary`` of the family."""
+        """A statsmodels :class:`~statsmodels.iolib.summary.Summary` of the family."""
         first = [f"alternative: {self.alternative}", reference_line(self.df, self.bounds, self.scale)]
         if self.correction is not None:
             first.insert(0, f"P adj. ({self.correction}): p-values adjusted for {len(self)} tests with "
@@ -413,7 +413,8 @@ class ResultFamily:
                              self.summary_frame(confidence_level=confidence_level))
 
     def to_contrast(self) -> ContrastResults:
-        """The rows as statsmodels ``ContrastResults`` (two-sided; t when every row has finite df)."""
+        """The rows as statsmodels :class:`~statsmodels.stats.contrast.ContrastResults` (two-sided; t when every
+        row has finite df)."""
         if np.isfinite(self.df).all():
             return ContrastResults(t=self.statistics, effect=self.estimates, sd=self.tested_std_errors,
                                    df_denom=self.df)
@@ -446,8 +447,8 @@ class InferenceResult:
              df: float = np.inf, prior_link: PriorLink | None = None, **attributes) -> InferenceResult:
         """A Wald test of ``estimate == null_value`` (t with ``df`` degrees of freedom, on ``scale``).
 
-        ``attributes`` are any of :class:`Estimates` (``scale``, ``draws``, ``draws_interval``) and
-        :class:`Provenance`. With Monte Carlo draws the test asks the draws, as ``draws_interval``
+        ``attributes`` are any of ``Estimates`` (``scale``, ``draws``, ``draws_interval``) and
+        ``Provenance``. With Monte Carlo draws the test asks the draws, as ``draws_interval``
         says (see ``glovev_ext.stats.engine.intervals``).
         """
         draws = attributes.pop("draws", None)
@@ -637,7 +638,8 @@ class InferenceResult:
                                     self.summary_frame(confidence_level=confidence_level))
 
     def to_contrast(self) -> ContrastResults:
-        """The result as statsmodels ``ContrastResults`` (t with ``df``, or normal; two-sided p-value).
+        """The result as statsmodels :class:`~statsmodels.stats.contrast.ContrastResults` (t with ``df``, or normal;
+        two-sided p-value).
 
         Its own ``conf_int`` is symmetric on the statistic; :meth:`conf_int` here respects the bounds.
         """

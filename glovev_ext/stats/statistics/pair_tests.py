@@ -4,10 +4,10 @@
 contrasts); a screen of thousands of pairs wants each pair's own test, and the joint covariance of
 10,000 pairs would not fit in memory. Here the delta method runs vectorised over the pairs: the
 gradients of every cosine at once, then one pass over the distinct words, each whitening all the
-gradients that involve it with its stored factor. Each row equals :func:`~glovev_ext.stats.statistics.similarity`
+gradients that involve it with its stored factor. Each row equals :func:`~glovev_ext.stats.similarity`
 for that pair with the same options (tests check it to 1e-12). ``method="auto"`` and
 ``"monte carlo"`` draw vectors for every pair, so they run pair by pair through
-:func:`~glovev_ext.stats.statistics.similarity` (``python bench/batched_tests.py`` gives both rates).
+:func:`~glovev_ext.stats.similarity` (``python bench/batched_tests.py`` gives both rates).
 """
 
 from __future__ import annotations

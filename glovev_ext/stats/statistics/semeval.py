@@ -93,7 +93,7 @@ def read_semeval2012(root: str | os.PathLike = SAMPLE_PATH, subcategories: Itera
         sample, subcategory 1a.
     subcategories : iterable of str, optional
         Ids to read (e.g. ``["4b", "2d"]``); by default every one whose files are there (all 79 in
-        the release; only 1a in the bundled :data:`SAMPLE_PATH`).
+        the release; only 1a in the bundled ``SAMPLE_PATH``).
 
     Returns
     -------
@@ -242,7 +242,7 @@ def _read_relation(root: Path, package: Path, subcategory: str, category: str, n
 def available_subcategories(root: str | os.PathLike) -> list[str]:
     """The subcategory ids whose files a SemEval-2012 Task 2 folder holds, in the release's order.
 
-    All 79 in the organisers' release; ``["1a"]`` in the bundled :data:`SAMPLE_PATH`.
+    All 79 in the organisers' release; ``["1a"]`` in the bundled ``SAMPLE_PATH``.
     """
     package = _package(Path(root))
     return [s for s in _subcategory_list(package / "subcategories-list.txt") if _phase(package, s) is not None]

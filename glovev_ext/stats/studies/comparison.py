@@ -21,12 +21,12 @@ Contrasts take Welch-Satterthwaite degrees of freedom from the models' own.
 **Fits under one prior are not independent.** Posteriors under the same prior (the default
 recipe's sub-corpora, :func:`~glovev_ext.fit_subcorpora`, all under the pooled fit's prior) share
 the prior's part of their errors. When every result carries a
-:class:`~glovev_ext.stats.engine.shared_prior.PriorLink` to one prior, the covariance of the k values is
+``PriorLink`` to one prior, the covariance of the k values is
 ``(v_i + v_j - Var(t_i - t_j)) / 2`` off the diagonal, with ``Var(t_i - t_j)`` from
-:func:`~glovev_ext.stats.engine.shared_prior.difference_variances` on the test scale, and every comparison
+``difference_variances`` on the test scale, and every comparison
 uses it: the equality test is then the Wald statistic of the k - 1 differences with the last value
 (for a diagonal covariance Cochran's ``Q``), its p-value the share of the same statistic at draws
-of the fits under the null (:func:`~glovev_ext.stats.engine.shared_prior.null_draws`: one truth, each fit's
+of the fits under the null (``null_draws``: one truth, each fit's
 shrinkage and noise), which carry what the linearisation misses for rare words. Treated as
 independent, the equality of one cosine in two random halves of the embedded corpus rejected 0-2 %
 of pairs of words seen fewer than 1,000 times at a nominal 5 % (docs/method.md 6.14).
@@ -77,7 +77,7 @@ class ModelComparison:
         An ordered covariate of the models (e.g. the decade), for :meth:`trend`.
     difference_variances : ndarray, shape (k, k), or None
         For models that are posteriors under one prior: ``Var(z_i - z_j)`` on the test scale (atanh of
-        a bounded value), the prior's shared part taken out (:func:`~glovev_ext.stats.engine.shared_prior.difference_variances`),
+        a bounded value), the prior's shared part taken out (``difference_variances``),
         which the equality test uses; the family's covariance then holds the same on the values' scale
         off its diagonal. None for independent models (a diagonal covariance).
     links : tuple of PriorLink or None
@@ -98,7 +98,7 @@ class ModelComparison:
     def null_draws(self) -> np.ndarray | None:
         """For models under one prior: the values on the test scale at ``n_draws`` draws of the k fits'
         estimates under the null that one truth underlies them all
-        (:func:`~glovev_ext.stats.engine.shared_prior.null_draws`), from which :meth:`equality` takes its p-value.
+        (``null_draws``), from which :meth:`equality` takes its p-value.
         None for independent models, and where the draws cannot be made (an unpickled result). Draws at a
         bound of the statistic (a cosine of exactly 1, infinite on atanh) are left out; if every draw
         is, None."""
