@@ -9,6 +9,7 @@ Needs the site built (CONTRIBUTING.md: ``sphinx-build ... docs docs/_build/html`
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import shutil
 import threading
@@ -37,9 +38,7 @@ def _missing() -> str | None:
         return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
     if shutil.which("chromium") is None and not os.access(CHROMIUM, os.X_OK):
         return f"{CHROMIUM} is not executable"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         return "Playwright is not installed (pip install '.[docs]')"
     return None
 
