@@ -39,7 +39,7 @@ extensions = [
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "_intersphinx", "STATUS-*.md", "tutorials/*.ipynb", "tutorials/*.md5",
+exclude_patterns = ["_build", "_intersphinx", "tutorials/*.ipynb", "tutorials/*.md5",
                     "tutorials/*.py", "tutorials/*.zip", "tutorials/*.pickle", "**/README.md"]
 # Every cross-reference must resolve (sphinx-build -W turns a miss into an error).
 nitpicky = True
