@@ -236,6 +236,10 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="minimum word frequency (default %(default)s)")
     fit.add_argument("--max-vocab", type=int, default=counting["max_vocab_size"], help="keep at most this many words")
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
+    fit.add_argument("--max-memory", default=counting["max_memory"],
+                     help="memory budget of counting, in bytes or as 600M, 2G: partial co-occurrence matrices "
+                          "beyond it are spilled to a temporary folder and merged, with the same result "
+                          "(default: no budget)")
     fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default=glove["conditioning"],
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
                           "paper: the GloVe-V paper's pseudo-inverse, which understates variances "
@@ -495,7 +499,8 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
     """The vectorizer and the estimator that ``glovev fit``'s options describe, checked by the library before any
     work (its errors name the parameter, which is the option's name without the dashes)."""
     vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count, max_vocab_size=args.max_vocab,
-                                        lowercase=not args.no_lowercase, n_jobs=args.n_jobs)
+                                        lowercase=not args.no_lowercase, n_jobs=args.n_jobs,
+                                        max_memory=args.max_memory)
     estimator = GloVeVEstimator(args.n_components, epochs=args.epochs, x_max=args.x_max, alpha=args.alpha,
                                 random_state=args.random_state, n_jobs=args.n_jobs, conditioning=args.conditioning,
                                 point_estimate=args.point_estimate, n_sweeps=args.sweeps,

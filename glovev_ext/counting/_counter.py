@@ -10,6 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
+from ._spill import SpillingMerger
 from ._window_kernel import count_right_contexts
 from .partial_sums import PartialSums
 
@@ -25,6 +26,11 @@ class ContextCounter:
     order, so the result is bit-for-bit the same whatever the number of threads. At most
     ``2 * n_jobs`` counting jobs are in flight.
 
+    With ``max_memory``, large merges stream to sorted runs in a temporary folder (see
+    :class:`~glovev_ext.counting._spill.SpillingMerger`) and the runs are merged at the end; the
+    merge tree is unchanged, so is the result, bit for bit. Use the counter as a context manager:
+    the folder is removed on exit, error or not.
+
     Parameters
     ----------
     n_words : int
@@ -35,28 +41,42 @@ class ContextCounter:
         Worker threads; 1 counts on the calling thread.
     on_counted : callable
         Called on the calling thread with the number of tokens of each counted chunk.
+    max_memory : int or None, default=None
+        Memory budget in bytes for the partial matrices held; None holds them all in memory.
     """
 
-    def __init__(self, n_words: int, window: int, n_jobs: int, on_counted: Callable[[int], object]):
+    def __init__(self, n_words: int, window: int, n_jobs: int, on_counted: Callable[[int], object],
+                 max_memory: int | None = None):
         self._n_words = n_words
         self._window = window
         self._n_jobs = n_jobs
         self._on_counted = on_counted
         self._pool = ThreadPoolExecutor(n_jobs, thread_name_prefix="glovev-count") if n_jobs > 1 else None
         self._in_flight: deque[Future] = deque()
-        self._sums = PartialSums(_add_matrices if self._pool is None else self._merge_when_ready)
+        self._merger = None if max_memory is None else SpillingMerger(n_words, max_memory)
+        self._add = _add_matrices if self._merger is None else self._merger.add
+        self._sums = PartialSums(self._add if self._pool is None else self._merge_when_ready)
 
     def __enter__(self) -> ContextCounter:
+        if self._merger is not None:
+            self._merger.__enter__()
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self._pool is None:
-            return
-        # Cancelled here, not by shutdown(cancel_futures=True): cancelling runs the merge callbacks,
-        # which submit to the pool and would deadlock on the lock that shutdown holds meanwhile.
-        for counted in self._in_flight:
-            counted.cancel()
-        self._pool.shutdown(wait=True)
+        if self._pool is not None:
+            # Cancelled here, not by shutdown(cancel_futures=True): cancelling runs the merge callbacks,
+            # which submit to the pool and would deadlock on the lock that shutdown holds meanwhile.
+            for counted in self._in_flight:
+                counted.cancel()
+            self._pool.shutdown(wait=True)
+        # After the pool is down, so that no merge still writes into the folder.
+        if self._merger is not None:
+            self._merger.__exit__(*exc_info)
+
+    @property
+    def n_runs_written(self) -> int:
+        """Runs written to disk so far (0 without ``max_memory``)."""
+        return 0 if self._merger is None else self._merger.n_runs_written
 
     def submit(self, make_ids: Callable[..., tuple[np.ndarray, np.ndarray]], *args) -> None:
         """Queue one chunk: ``make_ids(*args)`` returns its word ids and document end offsets."""
@@ -75,7 +95,10 @@ class ContextCounter:
         """``Y + Y.T`` for the sum ``Y`` of all chunks' right-context matrices (sorted indices)."""
         while self._in_flight:
             self._on_counted(self._in_flight.popleft().result()[1])
-        right = self._sums.total(_resolved)
+        if self._merger is not None:
+            right = self._merger.total(self._sums.drain())
+        else:
+            right = self._sums.total(_resolved)
         if right is None:
             right = sp.csr_matrix((self._n_words, self._n_words))
         # One addition: slicing into row blocks to add them on several threads costs more than it saves.
@@ -104,7 +127,7 @@ class ContextCounter:
             pair = tuple(inputs)
             inputs.clear()
             try:
-                job = pool.submit(_add_matrices, *pair)
+                job = pool.submit(self._add, *pair)
             except RuntimeError as exc:  # the pool shut down after an error elsewhere
                 merged.set_exception(exc)
                 return

@@ -40,6 +40,15 @@ class PartialSums:
             level += 1
         self._levels.append((level, partial))
 
+    def drain(self) -> list[Any]:
+        """The held partials, oldest first, unmerged; the sums are emptied.
+
+        For a caller that sums them in a streaming merge of its own, in the order :meth:`total` would.
+        """
+        partials = [partial for _, partial in self._levels]
+        self._levels.clear()
+        return partials
+
     def total(self, resolve: Callable[[Any], Any] = lambda partial: partial) -> Any:
         """The sum of the held partials, oldest first (None if there are none); the sums are emptied.
 

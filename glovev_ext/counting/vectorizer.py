@@ -57,6 +57,13 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         default window, and at most ``2 * n_jobs`` chunks are in flight.
     progress : bool, default=True
         Show tqdm progress bars.
+    max_memory : int, str or None, default=None
+        Memory budget for the partial co-occurrence matrices, in bytes or as a string such as
+        ``"600M"`` or ``"2G"`` (powers of 1024). Partials that would exceed it are written to a
+        temporary folder as sorted runs and merged at the end, as the C tool's ``cooccur -memory``
+        does; the result is the same, bit for bit. The budget bounds the partials and merge blocks,
+        not the chunks in flight (see ``chunk_size``) nor the final matrix. None holds every
+        partial in memory.
 
     Attributes
     ----------
@@ -82,7 +89,8 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
 
     def __init__(self, *, window: int = 8, min_count: int = 5, max_vocab_size: int | None = None,
                  lowercase: bool = True, tokenizer: Callable[[str], Sequence[str]] | None = None,
-                 n_jobs: int | None = -1, chunk_size: int = 4_000_000, progress: bool = True):
+                 n_jobs: int | None = -1, chunk_size: int = 4_000_000, progress: bool = True,
+                 max_memory: int | str | None = None):
         self.window = window
         self.min_count = min_count
         self.max_vocab_size = max_vocab_size
@@ -91,6 +99,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.chunk_size = chunk_size
         self.progress = progress
+        self.max_memory = max_memory
 
     def fit(self, raw_documents: Iterable, y: None = None) -> CooccurrenceVectorizer:
         """Build the vocabulary of a corpus.
@@ -146,8 +155,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             chunk_sizes, provisional_to_final = self._fit_vocabulary(raw_documents, spill=spill)
             spill.seek(0)
             with self._progress_bar("counting co-occurrences", total=self.n_tokens_) as bar, \
-                    ContextCounter(len(self.vocabulary_), self.window, resolve_n_jobs(self.n_jobs),
-                                   bar.update) as counter:
+                    self._counter(bar) as counter:
                 for n_ids, n_docs in chunk_sizes:
                     ids = np.fromfile(spill, dtype=np.int32, count=n_ids)
                     doc_ends = np.fromfile(spill, dtype=np.int64, count=n_docs)
@@ -170,9 +178,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "vocabulary_")
         self._validate_params()
         table = TokenTable.from_words(list(self.vocabulary_))
-        with self._progress_bar("counting co-occurrences") as bar, \
-                ContextCounter(len(self.vocabulary_), self.window, resolve_n_jobs(self.n_jobs),
-                               bar.update) as counter:
+        with self._progress_bar("counting co-occurrences") as bar, self._counter(bar) as counter:
             for chunk in self._chunks(raw_documents):
                 counter.submit(_looked_up_ids, table, chunk)
             return self._matrix(counter.symmetric_result())
@@ -209,6 +215,11 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         if self.tokenizer is not None and not callable(self.tokenizer):
             raise TypeError(f"tokenizer must be callable or None, got {type(self.tokenizer).__name__}")
         resolve_n_jobs(self.n_jobs)
+        parse_memory(self.max_memory)
+
+    def _counter(self, bar: tqdm) -> ContextCounter:
+        return ContextCounter(len(self.vocabulary_), self.window, resolve_n_jobs(self.n_jobs), bar.update,
+                              max_memory=parse_memory(self.max_memory))
 
     def _chunks(self, raw_documents: Iterable):
         return encode_chunks(raw_documents, lowercase=self.lowercase, tokenizer=self.tokenizer,
@@ -297,6 +308,44 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
     def _progress_bar(self, description: str, total: int | None = None) -> tqdm:
         return tqdm(desc=description, total=total, unit="tok", unit_scale=True, disable=not self.progress,
                     leave=False)
+
+
+_MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_memory(value: int | str | None) -> int | None:
+    """Bytes of a memory budget given as an int, or a string such as ``"600M"``, ``"1.5G"``, ``"4096"``.
+
+    Parameters
+    ----------
+    value : int, str or None
+        Bytes, or a number followed by K, M, G or T (powers of 1024, case-insensitive, an optional
+        trailing B); None passes through.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is neither an int, a string nor None.
+    ValueError
+        If the string does not parse, or the budget is below 1 byte.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in _MEMORY_UNITS else ""
+        try:
+            number = float(text[:len(text) - len(unit)])
+        except ValueError:
+            raise ValueError(f"max_memory must be bytes or a size such as '600M' or '2G', got {value!r}") from None
+        if not number >= 1 / _MEMORY_UNITS[unit] or number == float("inf"):
+            raise ValueError(f"max_memory must be at least 1 byte, got {value!r}")
+        return int(number * _MEMORY_UNITS[unit])
+    return check_int(value, "max_memory", minimum=1)
 
 
 def _final_ids(provisional_to_final: np.ndarray, ids: np.ndarray, doc_ends: np.ndarray

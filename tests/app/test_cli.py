@@ -385,6 +385,7 @@ def test_a_truncated_array_of_a_saved_model_is_named(tmp_path):
     ("--sweeps", "-1", glovev_ext.GloVeVEstimator(n_sweeps=-1)),
     ("--window", "300", glovev_ext.CooccurrenceVectorizer(window=300)),
     ("--max-vocab", "0", glovev_ext.CooccurrenceVectorizer(max_vocab_size=0)),
+    ("--max-memory", "lots", glovev_ext.CooccurrenceVectorizer(max_memory="lots")),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_fit_options_are_checked_by_the_library_before_any_work(capsys, tmp_path, flag, value, library):
     """The command line builds the vectorizer and the estimator; their own error is its one line."""
@@ -393,6 +394,15 @@ def test_fit_options_are_checked_by_the_library_before_any_work(capsys, tmp_path
     for source in ([], ["--glove-folder", tmp_path / "absent"]):
         status, out, err = run(capsys, "fit", *source, "--output", tmp_path / "m", "--quiet", flag, value)
         assert status == 2 and err == f"glovev: error: {raised.value}\n" and "corpus:" not in out
+
+
+def test_a_memory_budget_spills_counts_and_gives_the_same_vectors(corpus_file, capsys, tmp_path):
+    for name, budget in (("in_memory", []), ("budget", ["--max-memory", "64K"])):
+        status, _, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / name, "--n-components", "8",
+                           "--epochs", "3", "--quiet", "--n-jobs", "2", *budget)
+        assert status == 0
+    in_memory, budget = (glovev_ext.load_model(tmp_path / name)[0] for name in ("in_memory", "budget"))
+    assert budget.vectors.tobytes() == in_memory.vectors.tobytes()
 
 
 def test_queries_are_normalised_as_the_model_was_built(model_dir, kv, capsys):

@@ -1,0 +1,114 @@
+"""Counting with max_memory: partials spilled to disk give the in-memory result bit for bit, and leave no folder."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import glovev_ext
+from glovev_ext import CooccurrenceVectorizer
+from glovev_ext.counting import _spill
+from glovev_ext.counting._spill import SpillingMerger
+from glovev_ext.counting.vectorizer import parse_memory
+
+
+@pytest.fixture
+def spill_record(monkeypatch):
+    """Every spill folder opened and the number of runs written, over one test."""
+    record = {"folders": [], "runs": 0}
+    enter, merge = SpillingMerger.__enter__, SpillingMerger._merge_to_run
+
+    def recording_enter(self):
+        opened = enter(self)
+        record["folders"].append(self.folder)
+        return opened
+
+    def recording_merge(self, partials):
+        record["runs"] += 1
+        return merge(self, partials)
+
+    monkeypatch.setattr(SpillingMerger, "__enter__", recording_enter)
+    monkeypatch.setattr(SpillingMerger, "_merge_to_run", recording_merge)
+    return record
+
+
+@pytest.fixture(scope="module")
+def paragraphs() -> list[str]:
+    return list(glovev_ext.load_default_corpus(max_documents=2000))
+
+
+def assert_identical(actual, expected):
+    assert actual.shape == expected.shape
+    assert list(actual.words) == list(expected.words)
+    np.testing.assert_array_equal(actual.counts, expected.counts)
+    np.testing.assert_array_equal(actual.indptr, expected.indptr)
+    np.testing.assert_array_equal(actual.indices, expected.indices)
+    assert actual.data.dtype == expected.data.dtype and actual.data.tobytes() == expected.data.tobytes()
+
+
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_a_tiny_budget_spills_and_gives_the_in_memory_matrix_bit_for_bit(paragraphs, spill_record, n_jobs):
+    params = dict(window=6, min_count=2, n_jobs=n_jobs, chunk_size=10_000, progress=False)
+    expected = CooccurrenceVectorizer(**params).fit_transform(paragraphs)
+    assert spill_record["runs"] == 0
+    spilled = CooccurrenceVectorizer(max_memory="100K", **params)
+    actual = spilled.fit_transform(paragraphs)
+    assert spill_record["runs"] >= 4
+    assert_identical(actual, expected)
+    assert all(not os.path.exists(folder) for folder in spill_record["folders"])
+
+    vocabulary_only = CooccurrenceVectorizer(**params).fit(paragraphs)
+    assert_identical(spilled.transform(paragraphs), vocabulary_only.transform(paragraphs))
+
+
+def test_a_large_budget_spills_nothing(paragraphs, spill_record):
+    params = dict(min_count=2, n_jobs=1, chunk_size=10_000, progress=False)
+    assert_identical(CooccurrenceVectorizer(max_memory="1G", **params).fit_transform(paragraphs),
+                     CooccurrenceVectorizer(**params).fit_transform(paragraphs))
+    assert spill_record["runs"] == 0 and len(spill_record["folders"]) == 1
+
+
+def test_the_spill_folder_is_removed_after_an_error(paragraphs, spill_record, monkeypatch):
+    real_merge = _spill._merge_sorted
+    calls = [0]
+
+    def failing_merge(*arrays):
+        calls[0] += 1
+        if calls[0] > 50:
+            raise OSError("disk full")
+        return real_merge(*arrays)
+
+    monkeypatch.setattr(_spill, "_merge_sorted", failing_merge)
+    with pytest.raises(OSError, match="disk full"):
+        CooccurrenceVectorizer(max_memory=1, min_count=2, n_jobs=3, chunk_size=10_000,
+                               progress=False).fit_transform(paragraphs)
+    assert spill_record["folders"] and spill_record["runs"] > 1
+    assert all(not os.path.exists(folder) for folder in spill_record["folders"])
+
+
+def test_merging_runs_adds_in_the_order_of_scipy():
+    rng = np.random.default_rng(0)
+    partials = [sp.random(300, 300, density=0.05, random_state=rng, format="csr") for _ in range(5)]
+    with SpillingMerger(300, max_memory=1) as merger:
+        runs = [merger.add(partials[0], partials[1]), partials[2], merger.add(partials[3], partials[4])]
+        total = merger.total(runs)
+        assert os.listdir(merger.folder) == []
+    expected = ((partials[0] + partials[1]) + partials[2]) + (partials[3] + partials[4])
+    np.testing.assert_array_equal(total.indptr, expected.indptr)
+    np.testing.assert_array_equal(total.indices, expected.indices)
+    assert total.data.tobytes() == expected.data.tobytes()
+
+
+@pytest.mark.parametrize(("value", "expected"), [(4096, 4096), ("600M", 600 << 20), ("2G", 2 << 30),
+                                                 ("1.5g", 3 << 29), ("100KB", 102_400), (None, None)])
+def test_memory_sizes_parse(value, expected):
+    assert parse_memory(value) == expected
+
+
+@pytest.mark.parametrize("value", ["x", "", "-1M", "0", "nanG", 0, 1.5, True])
+def test_bad_memory_sizes_are_refused_in_fit(value):
+    with pytest.raises((TypeError, ValueError), match="max_memory"):
+        CooccurrenceVectorizer(max_memory=value, progress=False).fit(["a b a b"])
