@@ -96,9 +96,8 @@ class ContextCounter:
         while self._in_flight:
             self._on_counted(self._in_flight.popleft().result()[1])
         if self._merger is not None:
-            right = self._merger.total(self._sums.drain())
-        else:
-            right = self._sums.total(_resolved)
+            return self._merger.symmetric_total(self._sums.drain())
+        right = self._sums.total(_resolved)
         if right is None:
             right = sp.csr_matrix((self._n_words, self._n_words))
         # One addition: slicing into row blocks to add them on several threads costs more than it saves.

@@ -13,7 +13,9 @@ import itertools
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import Future
+from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,18 +47,6 @@ class SortedRun:
         self.values_path = values_path
         self.nnz = nnz
 
-    def keys(self) -> np.ndarray:
-        """The keys, memory-mapped (an empty array when the run is empty)."""
-        if self.nnz == 0:
-            return np.empty(0, np.int64)
-        return np.memmap(self.keys_path, dtype=np.int64, mode="r", shape=(self.nnz,))
-
-    def values(self) -> np.ndarray:
-        """The values, memory-mapped (an empty array when the run is empty)."""
-        if self.nnz == 0:
-            return np.empty(0, np.float64)
-        return np.memmap(self.values_path, dtype=np.float64, mode="r", shape=(self.nnz,))
-
     def remove(self) -> None:
         """Delete the run's files once a merge has consumed it."""
         for path in (self.keys_path, self.values_path):
@@ -69,7 +59,9 @@ class SpillingMerger:
     A merge whose result may exceed a quarter of ``max_memory`` (or that has an input on disk)
     streams to a new run on disk; smaller merges stay in memory. Levels of the binary-counter
     merge roughly double in size, so the partials held in memory stay below about half the budget.
-    Used as a context manager: the folder and every run in it are removed on exit, error or not.
+    Runs are read with plain reads, block by block, never memory-mapped, so the pages they pass
+    through do not stay in the resident set. Used as a context manager: the folder and every run
+    in it are removed on exit, error or not.
 
     Parameters
     ----------
@@ -107,105 +99,174 @@ class SpillingMerger:
             return earlier + later
         return self._merge_to_run([earlier, later])
 
-    def total(self, partials: list) -> sp.csr_matrix:
-        """The sum of ``partials`` (oldest first) as CSR, added in that order as ``PartialSums.total`` does.
+    def symmetric_total(self, partials: list) -> sp.csr_matrix:
+        """``Y + Y.T`` as CSR, for ``Y`` the sum of ``partials`` (oldest first) added in that order.
 
-        Unless they are all in memory and small, the partials are merged block by block into one
-        run on disk, which is then read into the CSR arrays, so the merge holds the final matrix
-        plus one block.
+        The additions are those of ``PartialSums.total`` and scipy's ``Y + Y.T``, so the result is
+        the in-memory one bit for bit. Unless the partials are all in memory and small, ``Y`` is
+        merged block by block into a run on disk, its transpose is written as sorted runs, and
+        their merge is read into the CSR arrays: the memory held is the final matrix plus a block.
         """
         partials = [_resolved(partial) for partial in partials]
-        if not partials:
-            return sp.csr_matrix((self._n_words, self._n_words))
         if all(isinstance(partial, sp.csr_matrix) for partial in partials) \
                 and sum(partial.nnz for partial in partials) * _CSR_ENTRY_BYTES <= 2 * self._spill_bytes:
-            total = partials.pop(0)
-            while partials:
-                total = total + partials.pop(0)
-            return total
-        run = self._merge_to_run(partials)
+            right = sp.csr_matrix((self._n_words, self._n_words))
+            if partials:
+                right = partials.pop(0)
+                while partials:
+                    right = right + partials.pop(0)
+            return right + right.T.tocsr()
+        right = self._merge_to_run(partials)
+        # Y[i, j] + Y[j, i] is what scipy adds; IEEE addition commutes, so any run order gives its bits.
+        return self._read_csr(self._merge_to_run([right] + self._transposed_runs(right)))
+
+    def _transposed_runs(self, run: SortedRun) -> list[SortedRun]:
+        """``run``'s transpose as sorted runs of one block each (``run`` is kept)."""
+        runs = []
+        with open(run.keys_path, "rb") as keys_file, open(run.values_path, "rb") as values_file:
+            while True:
+                keys = np.fromfile(keys_file, np.int64, count=self._block_entries)
+                if keys.size == 0:
+                    return runs
+                values = np.fromfile(values_file, np.float64, count=keys.size)
+                rows, cols = np.divmod(keys, self._n_words)
+                transposed = cols * self._n_words + rows
+                order = np.argsort(transposed, kind="stable")
+                with self._run_writer() as writer:
+                    writer.append(transposed[order], values[order])
+                runs.append(writer.run)
+
+    def _read_csr(self, run: SortedRun) -> sp.csr_matrix:
+        """The CSR matrix of a run, read block by block; the run is deleted."""
         data = np.fromfile(run.values_path, dtype=np.float64, count=run.nnz)
         indices = np.empty(run.nnz, np.int32)
         row_counts = np.zeros(self._n_words, np.int64)
-        keys = run.keys()
-        for start in range(0, run.nnz, self._block_entries):
-            block = np.asarray(keys[start:start + self._block_entries])
-            rows, indices[start:start + block.size] = np.divmod(block, self._n_words)
-            row_counts += np.bincount(rows, minlength=self._n_words)
-        del keys
+        with open(run.keys_path, "rb") as keys_file:
+            for start in range(0, run.nnz, self._block_entries):
+                rows, indices[start:start + self._block_entries] = np.divmod(
+                    np.fromfile(keys_file, np.int64, count=self._block_entries), self._n_words)
+                row_counts += np.bincount(rows, minlength=self._n_words)
         run.remove()
         indptr = np.zeros(self._n_words + 1, np.int64)
         np.cumsum(row_counts, out=indptr[1:])
         return sp.csr_matrix((data, indices, indptr), shape=(self._n_words, self._n_words))
 
     def _merge_to_run(self, partials: list) -> SortedRun:
-        """Sum ``partials`` (oldest first) into a new run, block by block over the key space."""
-        sources = [_Entries(partial, self._n_words) for partial in partials]
-        # Each partial cuts the key space every block_entries / k of its own entries, so a block
-        # between consecutive cuts holds at most block_entries entries of all partials together.
-        step = max(1, self._block_entries // len(sources))
-        cuts = np.unique(np.concatenate([source.sampled_keys(step) for source in sources]
-                                        + [np.array([self._n_words * self._n_words], np.int64)]))
+        """Sum ``partials`` (oldest first) into a new run, block by block over the key space; they are released.
+
+        Each partial is read ``block_entries / k`` entries at a time. A block ends below the
+        smallest last key read, so it holds at most ``block_entries`` entries and every entry of
+        its key range, and each block empties at least one partial's buffer.
+        """
+        cursors = [_Cursor(partial, self._n_words, max(1, self._block_entries // max(1, len(partials))))
+                   for partial in partials]
+        try:
+            with self._run_writer() as writer:
+                while True:
+                    lasts = [last for last in (cursor.last_key() for cursor in cursors) if last is not None]
+                    if not lasts:
+                        break
+                    high = min(lasts) + 1
+                    keys, values = cursors[0].take_below(high)
+                    for cursor in cursors[1:]:
+                        keys, values = _merge_sorted(keys, values, *cursor.take_below(high))
+                    writer.append(keys, values)
+        finally:
+            for cursor in cursors:
+                cursor.close()
+        for partial in partials:
+            if isinstance(partial, SortedRun):
+                partial.remove()
+        return writer.run
+
+    @contextmanager
+    def _run_writer(self) -> Iterator[_RunWriter]:
         name = os.path.join(self._folder, f"run-{next(self._names)}")
-        keys_path, values_path = temporary_path(name + ".keys"), temporary_path(name + ".values")
-        nnz = 0
-        with open(keys_path, "wb") as keys_file, open(values_path, "wb") as values_file:
-            low = 0
-            for high in cuts.tolist():
-                keys, values = sources[0].between(low, high)
-                for source in sources[1:]:
-                    keys, values = _merge_sorted(keys, values, *source.between(low, high))
-                keys.tofile(keys_file)
-                values.tofile(values_file)
-                nnz += keys.size
-                low = high
-        # Renamed only once complete, so a run at its final name is never a half-written one.
-        os.replace(keys_path, name + ".keys")
-        os.replace(values_path, name + ".values")
-        for source in sources:
-            source.release()
+        writer = _RunWriter(name)
+        try:
+            yield writer
+        except BaseException:
+            writer.discard()
+            raise
+        writer.finish()
         self.n_runs_written += 1
-        return SortedRun(name + ".keys", name + ".values", nnz)
 
 
-class _Entries:
-    """Keyed access to the entries of a CSR partial or a run, between two keys."""
+class _RunWriter:
+    """Appends blocks of sorted entries to temporary files, renamed to the run's names once complete."""
 
-    def __init__(self, partial: sp.csr_matrix | SortedRun, n_words: int):
-        self._partial = partial
+    def __init__(self, name: str):
+        self._final = (name + ".keys", name + ".values")
+        self._temporary = tuple(str(temporary_path(path)) for path in self._final)
+        self._files = [open(path, "wb") for path in self._temporary]
+        self._nnz = 0
+        self.run: SortedRun | None = None
+
+    def append(self, keys: np.ndarray, values: np.ndarray) -> None:
+        keys.tofile(self._files[0])
+        values.tofile(self._files[1])
+        self._nnz += keys.size
+
+    def finish(self) -> None:
+        # Renamed only once complete, so a run at its final name is never a half-written one.
+        for file, temporary, final in zip(self._files, self._temporary, self._final):
+            file.close()
+            os.replace(temporary, final)
+        self.run = SortedRun(*self._final, self._nnz)
+
+    def discard(self) -> None:
+        for file, temporary in zip(self._files, self._temporary):
+            file.close()
+            os.remove(temporary)
+
+
+class _Cursor:
+    """Reads the entries of a CSR partial or a run in ascending key order, a buffer at a time."""
+
+    def __init__(self, partial: sp.csr_matrix | SortedRun, n_words: int, buffer_entries: int):
         self._n_words = n_words
+        self._buffer_entries = buffer_entries
+        self._keys = np.empty(0, np.int64)
+        self._values = np.empty(0, np.float64)
+        self._position = 0
         if isinstance(partial, SortedRun):
-            self._keys, self._values = partial.keys(), partial.values()
+            self._files = [open(partial.keys_path, "rb"), open(partial.values_path, "rb")]
+            self._matrix = None
         else:
+            self._files = []
+            self._matrix = partial
             partial.sort_indices()
+            self._read = 0
 
-    def sampled_keys(self, step: int) -> np.ndarray:
-        """Every ``step``-th key, from the first."""
-        if isinstance(self._partial, SortedRun):
-            return np.asarray(self._keys[::step])
-        positions = np.arange(0, self._partial.nnz, step)
-        rows = np.searchsorted(self._partial.indptr, positions, side="right") - 1
-        return rows.astype(np.int64) * self._n_words + self._partial.indices[positions]
+    def last_key(self) -> int | None:
+        """The largest key buffered, after refilling an empty buffer; None once all is read."""
+        if self._position == self._keys.size:
+            self._refill()
+        return int(self._keys[-1]) if self._keys.size else None
 
-    def between(self, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
-        """The keys in ``[low, high)`` and their values, as in-memory arrays."""
-        if isinstance(self._partial, SortedRun):
-            start, stop = np.searchsorted(self._keys, [low, high])
-            return np.asarray(self._keys[start:stop]), np.asarray(self._values[start:stop])
-        matrix = self._partial
-        first_row, last_row = low // self._n_words, min((high - 1) // self._n_words, self._n_words - 1)
-        start, stop = matrix.indptr[first_row], matrix.indptr[last_row + 1]
-        rows = np.repeat(np.arange(first_row, last_row + 1, dtype=np.int64), np.diff(matrix.indptr[first_row:last_row + 2]))
-        keys = rows * self._n_words + matrix.indices[start:stop]
-        inside = slice(*np.searchsorted(keys, [low, high]))
-        return keys[inside], matrix.data[start:stop][inside]
+    def take_below(self, high: int) -> tuple[np.ndarray, np.ndarray]:
+        """The buffered entries with keys below ``high`` (all entries below it not yet taken)."""
+        start = self._position
+        self._position = start + int(np.searchsorted(self._keys[start:], high))
+        return self._keys[start:self._position], self._values[start:self._position]
 
-    def release(self) -> None:
-        """Drop the partial; a run's files are deleted."""
-        if isinstance(self._partial, SortedRun):
-            del self._keys, self._values
-            self._partial.remove()
-        self._partial = None
+    def close(self) -> None:
+        for file in self._files:
+            file.close()
+        self._matrix = None
+
+    def _refill(self) -> None:
+        self._position = 0
+        if self._matrix is None:
+            self._keys = np.fromfile(self._files[0], np.int64, count=self._buffer_entries)
+            self._values = np.fromfile(self._files[1], np.float64, count=self._keys.size)
+            return
+        matrix, start = self._matrix, self._read
+        stop = min(start + self._buffer_entries, matrix.nnz)
+        rows = np.searchsorted(matrix.indptr, np.arange(start, stop), side="right") - 1
+        self._keys = rows.astype(np.int64) * self._n_words + matrix.indices[start:stop]
+        self._values = matrix.data[start:stop]
+        self._read = stop
 
 
 @njit(nogil=True, cache=True)

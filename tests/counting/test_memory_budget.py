@@ -89,14 +89,16 @@ def test_the_spill_folder_is_removed_after_an_error(paragraphs, spill_record, mo
     assert all(not os.path.exists(folder) for folder in spill_record["folders"])
 
 
-def test_merging_runs_adds_in_the_order_of_scipy():
+@pytest.mark.parametrize("max_memory", [1, 10**9])
+def test_spilled_merges_add_in_the_order_of_scipy(max_memory):
     rng = np.random.default_rng(0)
     partials = [sp.random(300, 300, density=0.05, random_state=rng, format="csr") for _ in range(5)]
-    with SpillingMerger(300, max_memory=1) as merger:
-        runs = [merger.add(partials[0], partials[1]), partials[2], merger.add(partials[3], partials[4])]
-        total = merger.total(runs)
+    with SpillingMerger(300, max_memory=max_memory) as merger:
+        held = [merger.add(partials[0], partials[1]), partials[2], merger.add(partials[3], partials[4])]
+        total = merger.symmetric_total(held)
         assert os.listdir(merger.folder) == []
-    expected = ((partials[0] + partials[1]) + partials[2]) + (partials[3] + partials[4])
+    right = ((partials[0] + partials[1]) + partials[2]) + (partials[3] + partials[4])
+    expected = right + right.T.tocsr()
     np.testing.assert_array_equal(total.indptr, expected.indptr)
     np.testing.assert_array_equal(total.indices, expected.indices)
     assert total.data.tobytes() == expected.data.tobytes()
