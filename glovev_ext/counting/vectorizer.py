@@ -160,7 +160,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
                     ids = np.fromfile(spill, dtype=np.int32, count=n_ids)
                     doc_ends = np.fromfile(spill, dtype=np.int64, count=n_docs)
                     counter.submit(_final_ids, provisional_to_final, ids, doc_ends)
-                return self._matrix(counter.symmetric_result())
+                return self._matrix(counter.symmetric_result(), counter)
 
     def transform(self, raw_documents: Iterable) -> CooccurrenceMatrix:
         """Count the co-occurrences of the fitted vocabulary in a corpus.
@@ -181,7 +181,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         with self._progress_bar("counting co-occurrences") as bar, self._counter(bar) as counter:
             for chunk in self._chunks(raw_documents):
                 counter.submit(_looked_up_ids, table, chunk)
-            return self._matrix(counter.symmetric_result())
+            return self._matrix(counter.symmetric_result(), counter)
 
     def get_feature_names_out(self, input_features: None = None) -> np.ndarray:
         """Vocabulary words in row order.
@@ -302,7 +302,10 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
                     n_tokens, n_documents)
         return chunk_sizes, provisional_to_final
 
-    def _matrix(self, symmetric: sp.csr_matrix) -> CooccurrenceMatrix:
+    def _matrix(self, symmetric: sp.csr_matrix, counter: ContextCounter) -> CooccurrenceMatrix:
+        if counter.n_runs_written:
+            logger.info("max_memory=%s: %d sorted runs of partial counts written to disk and merged",
+                        self.max_memory, counter.n_runs_written)
         return CooccurrenceMatrix(symmetric, words=list(self.vocabulary_), counts=self.word_counts_)
 
     def _progress_bar(self, description: str, total: int | None = None) -> tqdm:
