@@ -24,7 +24,7 @@ class ContextCounter:
     workers too (scipy's sparse addition releases the GIL), each queued only once both of its
     inputs exist, so no worker ever waits on another job. The merge tree depends only on the chunk
     order, so the result is bit-for-bit the same whatever the number of threads. At most
-    ``2 * n_jobs`` counting jobs are in flight.
+    ``max_in_flight`` (by default ``2 * n_jobs``) counting jobs are in flight.
 
     With ``max_memory``, large merges stream to sorted runs in a temporary folder (see
     :class:`~glovev_ext.counting._spill.SpillingMerger`) and the runs are merged at the end; the
@@ -43,13 +43,16 @@ class ContextCounter:
         Called on the calling thread with the number of tokens of each counted chunk.
     max_memory : int or None, default=None
         Memory budget in bytes for the partial matrices held; None holds them all in memory.
+    max_in_flight : int or None, default=None
+        Counting jobs in flight at most; None is ``2 * n_jobs``. Fewer bound the memory of the
+        chunks being counted without changing the result.
     """
 
     def __init__(self, n_words: int, window: int, n_jobs: int, on_counted: Callable[[int], object],
-                 max_memory: int | None = None):
+                 max_memory: int | None = None, max_in_flight: int | None = None):
         self._n_words = n_words
         self._window = window
-        self._n_jobs = n_jobs
+        self._max_in_flight = 2 * n_jobs if max_in_flight is None else max_in_flight
         self._on_counted = on_counted
         self._pool = ThreadPoolExecutor(n_jobs, thread_name_prefix="glovev-count") if n_jobs > 1 else None
         self._in_flight: deque[Future] = deque()
@@ -85,7 +88,7 @@ class ContextCounter:
             self._sums.add(matrix)
             self._on_counted(n_tokens)
             return
-        while len(self._in_flight) >= 2 * self._n_jobs:
+        while len(self._in_flight) >= self._max_in_flight:
             self._on_counted(self._in_flight.popleft().result()[1])
         counted = self._pool.submit(self._count, make_ids, *args)
         self._in_flight.append(counted)

@@ -103,13 +103,15 @@ class SpillingMerger:
         """``Y + Y.T`` as CSR, for ``Y`` the sum of ``partials`` (oldest first) added in that order.
 
         The additions are those of ``PartialSums.total`` and scipy's ``Y + Y.T``, so the result is
-        the in-memory one bit for bit. Unless the partials are all in memory and small, ``Y`` is
-        merged block by block into a run on disk, its transpose is written as sorted runs, and
-        their merge is read into the CSR arrays: the memory held is the final matrix plus a block.
+        the in-memory one bit for bit. When the partials are all in memory and ``Y``, ``Y.T`` and
+        the result (about four times the partials) fit the budget, the sums are scipy's own.
+        Otherwise ``Y`` is merged block by block into a run on disk, its transpose is written as
+        sorted runs, and their merge is read into the CSR arrays: the memory held is the final
+        matrix plus a block.
         """
         partials = [_resolved(partial) for partial in partials]
         if all(isinstance(partial, sp.csr_matrix) for partial in partials) \
-                and sum(partial.nnz for partial in partials) * _CSR_ENTRY_BYTES <= 2 * self._spill_bytes:
+                and sum(partial.nnz for partial in partials) * _CSR_ENTRY_BYTES <= self._spill_bytes:
             right = sp.csr_matrix((self._n_words, self._n_words))
             if partials:
                 right = partials.pop(0)

@@ -54,15 +54,16 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         Worker threads: None or 1 works on the calling thread only, -1 uses every core.
     chunk_size : int, default=4_000_000
         Bytes of UTF-8 text per chunk. A chunk in flight takes about 25 times its size with the
-        default window, and at most ``2 * n_jobs`` chunks are in flight.
+        default window, and at most ``2 * n_jobs`` chunks are in flight (fewer with ``max_memory``).
     progress : bool, default=True
         Show tqdm progress bars.
     max_memory : int, str or None, default=None
         Memory budget for the partial co-occurrence matrices, in bytes or as a string such as
         ``"600M"`` or ``"2G"`` (powers of 1024). Partials that would exceed it are written to a
         temporary folder as sorted runs and merged at the end, as the C tool's ``cooccur -memory``
-        does; the result is the same, bit for bit. The budget bounds the partials and merge blocks,
-        not the chunks in flight (see ``chunk_size``) nor the final matrix. None holds every
+        does; the result is the same, bit for bit. A quarter of the budget goes to the chunks in
+        flight, whose number it limits (down to one, however large ``chunk_size`` is); the rest to
+        the partials and the blocks of the merges. The final matrix comes on top. None holds every
         partial in memory.
 
     Attributes
@@ -218,8 +219,14 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         parse_memory(self.max_memory)
 
     def _counter(self, bar: tqdm) -> ContextCounter:
-        return ContextCounter(len(self.vocabulary_), self.window, resolve_n_jobs(self.n_jobs), bar.update,
-                              max_memory=parse_memory(self.max_memory))
+        n_jobs, max_memory = resolve_n_jobs(self.n_jobs), parse_memory(self.max_memory)
+        max_in_flight = None
+        if max_memory is not None:
+            # A quarter of the budget for the chunks being counted: fewer in flight, never smaller
+            # chunks, since the chunk boundaries fix the merge tree and so the result's bits.
+            max_in_flight = max(1, min(2 * n_jobs, max_memory // (4 * _CHUNK_MEMORY_FACTOR * self.chunk_size)))
+        return ContextCounter(len(self.vocabulary_), self.window, n_jobs, bar.update, max_memory=max_memory,
+                              max_in_flight=max_in_flight)
 
     def _chunks(self, raw_documents: Iterable):
         return encode_chunks(raw_documents, lowercase=self.lowercase, tokenizer=self.tokenizer,
@@ -313,6 +320,8 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
                     leave=False)
 
 
+# A chunk being counted takes about this many times its bytes of text (with the default window).
+_CHUNK_MEMORY_FACTOR = 25
 _MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
