@@ -71,7 +71,8 @@ def test_a_large_budget_spills_nothing(paragraphs, spill_record):
     assert spill_record["runs"] == 0 and len(spill_record["folders"]) == 1
 
 
-def test_the_spill_folder_is_removed_after_an_error(paragraphs, spill_record, monkeypatch):
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_the_spill_folder_is_removed_after_an_error(paragraphs, spill_record, monkeypatch, n_jobs):
     real_merge = _spill._merge_sorted
     calls = [0]
 
@@ -83,7 +84,7 @@ def test_the_spill_folder_is_removed_after_an_error(paragraphs, spill_record, mo
 
     monkeypatch.setattr(_spill, "_merge_sorted", failing_merge)
     with pytest.raises(OSError, match="disk full"):
-        CooccurrenceVectorizer(max_memory=1, min_count=2, n_jobs=3, chunk_size=10_000,
+        CooccurrenceVectorizer(max_memory=1, min_count=2, n_jobs=n_jobs, chunk_size=10_000,
                                progress=False).fit_transform(paragraphs)
     assert spill_record["folders"] and spill_record["runs"] > 1
     assert all(not os.path.exists(folder) for folder in spill_record["folders"])
