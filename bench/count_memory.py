@@ -54,6 +54,9 @@ def main() -> None:
     for budget in (None, args.max_memory):
         with context.Pool(1) as pool:
             results[budget] = pool.apply(count, (args.corpus, budget, args.n_jobs, args.window, args.min_count))
+            # A clean exit, not the terminate() of leaving the block, so the child's semaphores are released.
+            pool.close()
+            pool.join()
     unbounded, bounded = results[None], results[args.max_memory]
     label = args.corpus if args.corpus == "embedded" else corpus(args.corpus)[0]
     print(f"{label}: {unbounded['n_words']:,} words, {unbounded['nnz']:,} nonzeros "
