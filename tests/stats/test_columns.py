@@ -222,3 +222,15 @@ def test_the_check_fails_on_a_column_that_is_not_what_its_head_says(kv):
         check_columns(frame.rename(columns={"t (atanh)": "t"}), *arguments)
     with pytest.raises(AssertionError):
         check_columns(frame.rename(columns={"P>|t|": "P>t"}), *arguments)
+
+
+def test_draws_sd_is_the_spread_of_normal_draws(kv):
+    """``draws sd`` against numpy's standard deviation of the draws, where the kept draws are the normal ones
+    (``use_t=False``; with t reference draws the column is still the normal draws' spread, as its note says)."""
+    result = kv.similarity_test("man", "woman", method="monte carlo", use_t=False, n_draws=2000, random_state=4)
+    frame = result.summary_frame()
+    assert "draws sd" in frame and frame["draws sd"].iloc[0] == pytest.approx(np.std(result.draws, ddof=1), rel=1e-12)
+    assert "normal draws" in str(result.summary())
+    spearman = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=100, random_state=0,
+                                                       missing="drop")
+    assert spearman.bse == pytest.approx(np.std(spearman.draws, ddof=1), rel=1e-12)

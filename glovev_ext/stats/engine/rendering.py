@@ -60,8 +60,9 @@ def column_lines(frame: pd.DataFrame) -> list[str]:
             lines.append(f"{column}: the statistic whose tail probability is the p-value; the test inverts the "
                          "interval, which uses the Monte Carlo draws, so there is no Wald statistic of its own")
         elif column == DRAWS_SD:
-            lines.append(f"{DRAWS_SD}: the spread of the Monte Carlo draws; std err is the delta method's, from "
-                         "which the interval and test are built with the draws (docs/method.md 6.3 and 6.9)")
+            lines.append(f"{DRAWS_SD}: the statistic's standard deviation over normal draws of the words' vectors "
+                         "(Monte Carlo's standard error); std err is the delta method's, from which the interval and "
+                         "test are built with the draws (docs/method.md 6.3 and 6.9)")
     return lines
 
 
