@@ -378,14 +378,13 @@ class ResultFamily:
 
     # --- renderings ----------------------------------------------------------------------------
 
-    def _frame(self, rows: Sequence[int], confidence_level: float) -> pd.DataFrame:
-        """The parameter table of ``rows``: the one rendering of a family and of its one-row views."""
-        rule = self._rule
-        rows = list(rows)
-        tested, spreads = rule.tested_errors[rows], self.std_errors[rows]
-        return parameter_frame([self.names[k] for k in rows], self.estimates[rows], tested,
-                               rule.statistics(self.null_values, self.alternative)[rows], rule.statistic_kinds[rows],
-                               self.pvalues[rows], rule.conf_int(confidence_level)[rows], self.df[rows],
+    def _frame(self, row: int | None, confidence_level: float) -> pd.DataFrame:
+        """The parameter table of every row, or of ``row`` alone: the one rendering of a family and of its views."""
+        rule, pick = (self._rule, slice(None)) if row is None else (self._rule.row(row), [row])
+        tested, spreads = rule.tested_errors, self.std_errors[pick]
+        statistics, pvalues = rule.tests(self.null_values[pick], self.alternative)
+        return parameter_frame(list(np.asarray(self.names, dtype=object)[pick]), rule.estimates, tested, statistics,
+                               rule.statistic_kinds, pvalues, rule.conf_int(confidence_level), rule.df,
                                self.alternative, spreads=None if np.array_equal(tested, spreads, equal_nan=True) else spreads)
 
     def _summary(self, rule: InferenceRule, title: str, first: Sequence[str], frame: pd.DataFrame) -> Summary:
@@ -398,7 +397,7 @@ class ResultFamily:
 
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """The table of rows; with a correction, adjusted p-values in a named column."""
-        frame = self._frame(range(len(self)), confidence_level)
+        frame = self._frame(None, confidence_level)
         if self.correction is not None:
             frame[f"P adj. ({self.correction})"] = self.pvalues_adjusted
         return frame
@@ -628,7 +627,7 @@ class InferenceResult:
 
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """One-row table: estimate, std err, statistic, p-value, interval and, for t, its degrees of freedom."""
-        return self.family._frame([self.row], confidence_level)
+        return self.family._frame(self.row, confidence_level)
 
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary`` with the parameter table and what the result rests on."""

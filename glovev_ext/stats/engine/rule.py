@@ -87,12 +87,18 @@ class InferenceRule:
         return wald_statistics(self.estimates, self._scale_errors, np.asarray(null_values, dtype=np.float64),
                                self.bounds, self.scale)
 
-    def statistics(self, null_values, alternative: str) -> np.ndarray:
-        """Each row's test statistic: the Wald statistic, or with draws the t whose p-value the test gives."""
+    def tests(self, null_values, alternative: str) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's test statistic and p-value, the draws asked once: the Wald statistic, or with draws the t
+        whose p-value the test gives."""
+        pvalues = self.pvalues(null_values, alternative)
         wald = self.wald_statistics(null_values)
         if self._uses is None:
-            return wald
-        return statistic_of_pvalue(self.pvalues(null_values, alternative), wald, self.df, alternative)
+            return wald, pvalues
+        return statistic_of_pvalue(pvalues, wald, self.df, alternative), pvalues
+
+    def statistics(self, null_values, alternative: str) -> np.ndarray:
+        """Each row's test statistic (see :meth:`tests`)."""
+        return self.tests(null_values, alternative)[0]
 
     def pvalues(self, null_values, alternative: str) -> np.ndarray:
         nulls = np.asarray(null_values, dtype=np.float64)
