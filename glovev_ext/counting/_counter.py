@@ -10,7 +10,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import scipy.sparse as sp
 
-from ._spill import SpillingMerger
+from ._spill import SpillingMerger, resolved
 from ._window_kernel import count_right_contexts
 from .partial_sums import PartialSums
 
@@ -100,7 +100,7 @@ class ContextCounter:
             self._on_counted(self._in_flight.popleft().result()[1])
         if self._merger is not None:
             return self._merger.symmetric_total(self._sums.drain())
-        right = self._sums.total(_resolved)
+        right = self._sums.total(resolved)
         if right is None:
             right = sp.csr_matrix((self._n_words, self._n_words))
         # One addition: slicing into row blocks to add them on several threads costs more than it saves.
@@ -159,9 +159,5 @@ def _first(counted: tuple[sp.csr_matrix, int]) -> sp.csr_matrix:
     return counted[0]
 
 
-def _resolved(partial: Future | sp.csr_matrix) -> sp.csr_matrix:
-    return partial.result() if isinstance(partial, Future) else partial
-
-
 def _add_matrices(earlier, later) -> sp.csr_matrix:
-    return _resolved(earlier) + _resolved(later)
+    return resolved(earlier) + resolved(later)

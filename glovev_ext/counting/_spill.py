@@ -13,6 +13,7 @@ import itertools
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
@@ -29,6 +30,9 @@ _CSR_ENTRY_BYTES = 12
 _KEY_ENTRY_BYTES = 16
 # Blocks smaller than this cost more in Python overhead than they save in memory.
 _MIN_BLOCK_ENTRIES = 1 << 14
+# Runs merged at once: each holds two open files and a share of one block, and a block's merge costs the
+# number of runs it reads, so the transpose's many runs are merged in a tree of this fan-in.
+_MAX_FAN_IN = 16
 
 
 class SortedRun:
@@ -77,6 +81,7 @@ class SpillingMerger:
         self._block_entries = max(_MIN_BLOCK_ENTRIES, max_memory // (8 * _KEY_ENTRY_BYTES))
         self._folder: str | None = None
         self._names = itertools.count()
+        self._written = threading.Lock()  # runs are written on the counting threads
         self.n_runs_written = 0
 
     def __enter__(self) -> SpillingMerger:
@@ -93,7 +98,7 @@ class SpillingMerger:
 
     def add(self, earlier, later) -> sp.csr_matrix | SortedRun:
         """``earlier + later`` in memory, or as a run on disk when large; the inputs may be futures."""
-        earlier, later = _resolved(earlier), _resolved(later)
+        earlier, later = resolved(earlier), resolved(later)
         if isinstance(earlier, sp.csr_matrix) and isinstance(later, sp.csr_matrix) \
                 and (earlier.nnz + later.nnz) * _CSR_ENTRY_BYTES <= self._spill_bytes:
             return earlier + later
@@ -109,7 +114,7 @@ class SpillingMerger:
         sorted runs, and their merge is read into the CSR arrays: the memory held is the final
         matrix plus a block.
         """
-        partials = [_resolved(partial) for partial in partials]
+        partials = [resolved(partial) for partial in partials]
         if all(isinstance(partial, sp.csr_matrix) for partial in partials) \
                 and sum(partial.nnz for partial in partials) * _CSR_ENTRY_BYTES <= self._spill_bytes:
             right = sp.csr_matrix((self._n_words, self._n_words))
@@ -119,8 +124,13 @@ class SpillingMerger:
                     right = right + partials.pop(0)
             return right + right.T.tocsr()
         right = self._merge_to_run(partials)
-        # Y[i, j] + Y[j, i] is what scipy adds; IEEE addition commutes, so any run order gives its bits.
-        return self._read_csr(self._merge_to_run([right] + self._transposed_runs(right)))
+        # The transposed runs hold distinct keys, so merging them adds nothing; then Y[i, j] + Y[j, i] is what
+        # scipy adds, and IEEE addition commutes, so any run order gives its bits.
+        transposed = self._transposed_runs(right)
+        while len(transposed) >= _MAX_FAN_IN:
+            transposed = [self._merge_to_run(transposed[start:start + _MAX_FAN_IN])
+                          for start in range(0, len(transposed), _MAX_FAN_IN)]
+        return self._read_csr(self._merge_to_run([right, *transposed]))
 
     def _transposed_runs(self, run: SortedRun) -> list[SortedRun]:
         """``run``'s transpose as sorted runs of one block each (``run`` is kept)."""
@@ -179,6 +189,7 @@ class SpillingMerger:
         for partial in partials:
             if isinstance(partial, SortedRun):
                 partial.remove()
+        partials.clear()  # the caller's list too: the in-memory partials are not held while the total is built
         return writer.run
 
     @contextmanager
@@ -191,7 +202,8 @@ class SpillingMerger:
             writer.discard()
             raise
         writer.finish()
-        self.n_runs_written += 1
+        with self._written:
+            self.n_runs_written += 1
 
 
 class _RunWriter:
@@ -300,5 +312,6 @@ def _merge_sorted(keys_a, values_a, keys_b, values_b):
     return keys[:n], values[:n]
 
 
-def _resolved(partial):
+def resolved(partial):
+    """A partial, or the result of a future of one."""
     return partial.result() if isinstance(partial, Future) else partial

@@ -115,3 +115,23 @@ def test_memory_sizes_parse(value, expected):
 def test_bad_memory_sizes_are_refused_in_fit(value):
     with pytest.raises((TypeError, ValueError), match="max_memory"):
         CooccurrenceVectorizer(max_memory=value, progress=False).fit(["a b a b"])
+
+
+def test_many_transposed_runs_merge_in_a_tree_of_bounded_fan_in(paragraphs, monkeypatch):
+    """With a fan-in of 2 the transpose's runs merge over several levels, each merge holding at most two runs open
+    (only the sum of the held partials, one per level of the binary counter, merges more at once); the matrix stays
+    the in-memory one bit for bit."""
+    widest = []
+    merge = SpillingMerger._merge_to_run
+
+    def recording_merge(self, partials):
+        widest.append(len(partials))
+        return merge(self, partials)
+
+    monkeypatch.setattr(_spill, "_MAX_FAN_IN", 2)
+    monkeypatch.setattr(_spill, "_MIN_BLOCK_ENTRIES", 1 << 10)
+    monkeypatch.setattr(SpillingMerger, "_merge_to_run", recording_merge)
+    params = dict(window=6, min_count=2, n_jobs=1, chunk_size=10_000, progress=False)
+    expected = CooccurrenceVectorizer(**params).fit_transform(paragraphs)
+    assert_identical(CooccurrenceVectorizer(max_memory="100K", **params).fit_transform(paragraphs), expected)
+    assert len(widest) > 10 and sum(width > 2 for width in widest) == 1
