@@ -111,8 +111,8 @@ def _failure(error: BaseException, received: Sequence[int] = ()) -> tuple[int, s
     if isinstance(error, ImportError):
         return EXIT_ENVIRONMENT, f"error: {error}"
     if isinstance(error, MemoryError):
-        return EXIT_ENVIRONMENT, ("error: out of memory; try a smaller corpus, a higher --min-count, --max-vocab or "
-                                  "fewer --n-components")
+        return EXIT_ENVIRONMENT, ("error: out of memory; try a smaller corpus, a higher --min-count, --max-vocab, "
+                                  "fewer --n-components or a --max-memory budget for counting")
     return EXIT_ENVIRONMENT, (f"internal error ({type(error).__name__}: {error}); this is a bug: run the command again "
                               f"with {TRACEBACK_VARIABLE}=1 and report the traceback")
 
@@ -238,7 +238,8 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
     fit.add_argument("--max-memory", default=counting["max_memory"],
                      help="memory budget of counting, in bytes or as 600M, 2G: partial co-occurrence matrices "
-                          "beyond it are spilled to a temporary folder and merged, with the same result "
+                          "beyond it are spilled to a temporary folder (in TMPDIR: on a disk, not a RAM "
+                          "file system, for the budget to save memory) and merged, with the same result "
                           "(default: no budget)")
     fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default=glove["conditioning"],
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
@@ -497,7 +498,8 @@ def _noise_scale_line(scale) -> str:
 
 def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloVeVEstimator]:
     """The vectorizer and the estimator that ``glovev fit``'s options describe, checked by the library before any
-    work (its errors name the parameter, which is the option's name without the dashes)."""
+    work (its errors name the parameter: the option's name with underscores, but ``max_vocab_size`` for
+    ``--max-vocab`` and ``n_sweeps`` for ``--sweeps``)."""
     vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count, max_vocab_size=args.max_vocab,
                                         lowercase=not args.no_lowercase, n_jobs=args.n_jobs,
                                         max_memory=args.max_memory)
