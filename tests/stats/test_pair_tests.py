@@ -120,3 +120,13 @@ def test_unusable_pairs_raise_or_are_dropped_and_counted(kv, pairs):
         similarity_tests(kv, [("man", "man")])
     with pytest.raises(ValueError, match="each pair must hold two words"):
         similarity_tests(kv, [("man", "woman", "king")])
+
+
+def test_a_two_stage_correction_uses_the_level_it_is_given(kv, pairs):
+    table = kv.similarity_tests(pairs, method="delta")
+    corrected = table.correct("fdr_tsbh", significance_level=0.2)
+    np.testing.assert_allclose(corrected.pvalues_adjusted,
+                               multipletests(table.pvalues, alpha=0.2, method="fdr_tsbh")[1], rtol=1e-12)
+    np.testing.assert_allclose(corrected.summary_frame()["P adj. (fdr_tsbh)"], corrected.pvalues_adjusted, rtol=1e-12)
+    with pytest.raises(ValueError):
+        table.correct("no such method")

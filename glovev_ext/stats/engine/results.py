@@ -48,7 +48,8 @@ class Estimates:
     estimates : ndarray, shape (m,)
         The statistics at the trained vectors.
     covariance : ndarray, shape (m, m)
-        Their joint covariance (delta method, or of the Monte Carlo draws).
+        Their joint covariance (delta method, or of normal Monte Carlo draws of the words' vectors, which
+        are :attr:`draws` only without ``use_t``).
     df : ndarray, shape (m,)
         Degrees of freedom of each row's t reference distribution (inf: normal).
     bounds : ndarray, shape (m, 2)
@@ -94,7 +95,7 @@ class Estimates:
 
     @property
     def std_errors(self) -> np.ndarray:
-        """Square roots of the covariance's diagonal (for Monte Carlo: the draws' spread)."""
+        """Square roots of the covariance's diagonal (for Monte Carlo: the spread over normal draws)."""
         return np.sqrt(np.diag(self.covariance))
 
     @property
@@ -334,7 +335,7 @@ class ResultFamily:
         significance_level : float, default=0.05
             The family-wise error rate (or false discovery rate); only two-stage methods use it.
         """
-        multipletests(self.pvalues[:1], alpha=significance_level, method=method)  # an unknown method fails here
+        multipletests(np.array([0.5]), alpha=significance_level, method=method)  # an unknown method fails here
         return dataclasses.replace(self, correction=method, significance_level=significance_level)
 
     def linear(self, weights: np.ndarray, names: Sequence[str], name: str, alternative: str = "two-sided",
@@ -468,7 +469,8 @@ class InferenceResult:
         return InferenceResult(self.family.replace(**changes), self.row)
 
     def __iter__(self) -> Iterator[float]:
-        return iter((self.statistic, self.pvalue))
+        statistics, pvalues = self._rule.tests([self.null_value], self.alternative)  # the draws asked once
+        return iter((float(statistics[0]), float(pvalues[0])))
 
     def __repr__(self) -> str:
         return (f"InferenceResult(name={self.name!r}, estimate={self.estimate:.6g}, std_error={self.std_error:.6g}, "
@@ -491,7 +493,8 @@ class InferenceResult:
 
     @property
     def std_error(self) -> float:
-        """Its standard error: the delta method's, or the spread of the Monte Carlo draws."""
+        """Its standard error: the delta method's, or Monte Carlo's (the statistic's spread over normal draws of the
+        words' vectors; with ``use_t`` the kept :attr:`draws` are t draws, so not their spread)."""
         return float(self.family.std_errors[self.row])
 
     @property
@@ -692,7 +695,7 @@ class NeighborsResult:
         frame.index = self.neighbors
         frame.insert(0, "rank", np.arange(1, len(frame) + 1))
         frame["P(this rank)"] = np.diag(self.rank_probabilities.to_numpy())
-        reference = "t" if np.isfinite(self.adjacent.df).all() else "z"
+        reference = "t" if np.isfinite(self.adjacent.df).any() else "z"  # as the frames of every result head it
         frame[f"P>{reference} (vs next)"] = np.append(self.adjacent.pvalues, np.nan)
         return frame
 

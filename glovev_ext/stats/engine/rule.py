@@ -90,10 +90,10 @@ class InferenceRule:
     def tests(self, null_values, alternative: str) -> tuple[np.ndarray, np.ndarray]:
         """Each row's test statistic and p-value, the draws asked once: the Wald statistic, or with draws the t
         whose p-value the test gives."""
-        pvalues = self.pvalues(null_values, alternative)
         wald = self.wald_statistics(null_values)
         if self._uses is None:
-            return wald, pvalues
+            return wald, pvalue(wald, self.df, alternative)
+        pvalues = self.pvalues(null_values, alternative)
         return statistic_of_pvalue(pvalues, wald, self.df, alternative), pvalues
 
     def statistics(self, null_values, alternative: str) -> np.ndarray:

@@ -65,6 +65,8 @@ class SimilarityTests:
     caveats : tuple of str
     correction : str or None
         The ``multipletests`` method :meth:`correct` applied, if any (``pvalues_adjusted``).
+    significance_level : float
+        The level the correction was made at (two-stage methods use it).
 
     Its ``summary_frame`` has the columns of every result (``bse``, ``tvalues``, ``pvalues``), the
     statistic under the head of its kind for each row (a Monte Carlo row may differ from the delta
@@ -86,6 +88,7 @@ class SimilarityTests:
     caveats: tuple = ()
     _drawn: dict = field(default_factory=dict, repr=False, compare=False)  # row -> InferenceResult (Monte Carlo)
     correction: str | None = None
+    significance_level: float = 0.05
 
     def __len__(self) -> int:
         return len(self.pairs)
@@ -112,11 +115,17 @@ class SimilarityTests:
         """The standard errors the rows' intervals and tests are built from (the ``std err`` column)."""
         return self._by_row(self.std_errors, lambda result: result.tested_std_error)
 
+    def _tests(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's statistic and p-value, each row's test asked once."""
+        statistics, pvalues = self._delta_rule.tests(np.full(len(self), self.null_value), self.alternative)
+        for row, result in self._drawn.items():
+            statistics[row], pvalues[row] = result
+        return statistics, pvalues
+
     @property
     def statistics(self) -> np.ndarray:
         """Each row's test statistic (:attr:`statistic_kinds` says what each is)."""
-        return self._by_row(self._delta_rule.statistics(np.full(len(self), self.null_value), self.alternative),
-                            lambda result: result.statistic)
+        return self._tests()[0]
 
     tvalues = statistics
 
@@ -128,13 +137,15 @@ class SimilarityTests:
     @property
     def pvalues(self) -> np.ndarray:
         """p-values of each row's own test (unadjusted)."""
-        return self._by_row(self._delta_rule.pvalues(np.full(len(self), self.null_value), self.alternative),
-                            lambda result: result.pvalue)
+        return self._tests()[1]
 
     @property
     def pvalues_adjusted(self) -> np.ndarray | None:
         """p-values adjusted by :meth:`correct`'s method (None without a correction)."""
-        return None if self.correction is None else multipletests(self.pvalues, method=self.correction)[1]
+        return None if self.correction is None else self._adjusted(self.pvalues)
+
+    def _adjusted(self, pvalues: np.ndarray) -> np.ndarray:
+        return multipletests(pvalues, alpha=self.significance_level, method=self.correction)[1]
 
     def conf_int(self, *, confidence_level: float = 0.95) -> np.ndarray:
         """``(m, 2)`` intervals, each inside [-1, 1] on the bounded scale (see :class:`InferenceResult`)."""
@@ -143,7 +154,7 @@ class SimilarityTests:
             interval[row] = result.conf_int(confidence_level=confidence_level)
         return interval
 
-    def correct(self, method: str | None = None) -> SimilarityTests:
+    def correct(self, method: str | None = None, significance_level: float = 0.05) -> SimilarityTests:
         """The same tests with p-values adjusted for the ``m`` tests by ``multipletests(method=...)``.
 
         Parameters
@@ -153,24 +164,27 @@ class SimilarityTests:
             ``"fdr_bh"``, ``"holm"``). Called without one, ``"fdr_bh"`` with a DeprecationWarning
             (the default of 0.2, which returned the adjusted p-values as an array); glovev-ext 0.4
             requires it.
+        significance_level : float, default=0.05
+            The false discovery rate (or family-wise error rate); only two-stage methods use it.
         """
         if method is None:
             warn_renamed("SimilarityTests.correct() without a method", "correct('fdr_bh') (or another multipletests "
                          "method), which returns the tests with the adjusted p-values in pvalues_adjusted")
             method = "fdr_bh"
-        multipletests(self.pvalues[:1], method=method)  # an unknown method fails here
-        return dataclasses.replace(self, correction=method)
+        multipletests(np.array([0.5]), method=method)  # an unknown method fails here, before any p-value
+        return dataclasses.replace(self, correction=method, significance_level=significance_level)
 
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """One row per pair: the columns of every result, then the method (and adjusted p-values, if corrected)."""
         tested = self.bse
         spreads = self._by_row(self.std_errors, lambda result: result.std_error)
-        frame = parameter_frame(self.names, self.estimates, tested, self.statistics, self.statistic_kinds,
-                                self.pvalues, self.conf_int(confidence_level=confidence_level), self.df,
-                                self.alternative, spreads=None if np.array_equal(tested, spreads) else spreads)
+        statistics, pvalues = self._tests()
+        frame = parameter_frame(self.names, self.estimates, tested, statistics, self.statistic_kinds, pvalues,
+                                self.conf_int(confidence_level=confidence_level), self.df, self.alternative,
+                                spreads=None if np.array_equal(tested, spreads, equal_nan=True) else spreads)
         frame["method"] = list(self.methods)
         if self.correction is not None:
-            frame[f"P adj. ({self.correction})"] = self.pvalues_adjusted
+            frame[f"P adj. ({self.correction})"] = self._adjusted(pvalues)
         return frame
 
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
