@@ -231,6 +231,10 @@ def test_draws_sd_is_the_spread_of_normal_draws(kv):
     frame = result.summary_frame()
     assert "draws sd" in frame and frame["draws sd"].iloc[0] == pytest.approx(np.std(result.draws, ddof=1), rel=1e-12)
     assert "normal draws" in str(result.summary())
+    # with use_t the same seed draws the same normal draws first (then the t draws the interval uses)
+    with_t = kv.similarity_test("man", "woman", method="monte carlo", n_draws=2000, random_state=4)
+    assert with_t.summary_frame()["draws sd"].iloc[0] == pytest.approx(np.std(result.draws, ddof=1), rel=1e-12)
+    assert np.std(with_t.draws, ddof=1) != pytest.approx(np.std(result.draws, ddof=1), rel=1e-6)
     spearman = kv.evaluate_word_pairs_with_uncertainty(datapath("wordsim353.tsv"), n_draws=100, random_state=0,
                                                        missing="drop")
     assert spearman.bse == pytest.approx(np.std(spearman.draws, ddof=1), rel=1e-12)
