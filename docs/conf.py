@@ -43,12 +43,6 @@ exclude_patterns = ["_build", "_intersphinx", "tutorials/*.ipynb", "tutorials/*.
                     "tutorials/*.py", "tutorials/*.zip", "tutorials/*.pickle", "**/README.md"]
 # Every cross-reference must resolve (sphinx-build -W turns a miss into an error).
 nitpicky = True
-# numpy, gensim and matplotlib publish no inventory that an offline build can obtain (no package of
-# this machine's registries ships one; see _intersphinx/README.md): their names stay plain text.
-nitpick_ignore_regex = [
-    ("py:.*", r"(numpy|np|gensim|matplotlib)(\..*)?"),
-    ("std:term", r"numpy:.*"),  # numpydoc's own link of "array_like"
-]
 
 # numpydoc reads gensim's docstrings to mangle signatures, and some are not numpydoc: not ours to fix.
 warnings.filterwarnings("ignore", message=r"(?s).*site-packages/gensim/", category=UserWarning)
@@ -104,6 +98,8 @@ myst_ref_domains = ["std", "py"]
 _INVENTORIES = DOCS / "_intersphinx"
 intersphinx_mapping = {
     "python": ("https://docs.python.org/3.11/", str(_INVENTORIES / "python-3.11.2.inv")),
+    "numpy": ("https://numpy.org/doc/2.4/", str(_INVENTORIES / "numpy-2.4.inv")),
+    "gensim": ("https://radimrehurek.com/gensim/", str(_INVENTORIES / "gensim-4.4.0.inv")),
     "scipy": ("https://docs.scipy.org/doc/scipy-1.10.1/", str(_INVENTORIES / "scipy-1.10.1.inv")),
     "sklearn": ("https://scikit-learn.org/1.2/", str(_INVENTORIES / "scikit-learn-1.2.1.inv")),
     "statsmodels": ("https://www.statsmodels.org/v0.13.5/", str(_INVENTORIES / "statsmodels-0.13.5.inv")),

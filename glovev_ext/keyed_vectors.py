@@ -40,7 +40,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
     Parameters
     ----------
     vector_size, count, dtype, mapfile_path
-        As for :class:`gensim.models.KeyedVectors`.
+        As for :class:`gensim.models.keyedvectors.KeyedVectors`.
 
     Attributes
     ----------
@@ -52,6 +52,32 @@ class KeyedVectorsWithVariance(KeyedVectors):
         its part of their errors, which :func:`~glovev_ext.compare_models` and
         :func:`~glovev_ext.stats.vector_change_test` take out (docs/method.md 6.14). None for the other
         recipes, for covariances read from files, and after :meth:`unit_normalize_all`.
+
+    Examples
+    --------
+    A small model of the embedded corpus, one similarity with its interval, and a save and load
+    that keeps the covariances:
+
+    >>> import tempfile
+    >>> import glovev_ext
+    >>> docs = glovev_ext.load_default_corpus(max_documents=2000)
+    >>> fitted = glovev_ext.fit_corpus(
+    ...     docs, glovev_ext.CooccurrenceVectorizer(progress=False),
+    ...     glovev_ext.GloVeVEstimator(n_components=10, epochs=5, progress=False), progress=False)
+    >>> kv = fitted.keyed_vectors
+    >>> isinstance(kv, glovev_ext.KeyedVectorsWithVariance)
+    True
+    >>> result = kv.similarity_test("man", "woman")
+    >>> low, high = result.conf_int()
+    >>> bool(-1 <= low < result.estimate < high <= 1) and 0 <= result.pvalue <= 1
+    True
+    >>> kv.most_similar("man", topn=3)  # gensim's own methods work unchanged  # doctest: +ELLIPSIS
+    [(..., ...), (..., ...), (..., ...)]
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = glovev_ext.save_model(f"{folder}/model", kv)
+    ...     loaded, metadata = glovev_ext.load_model(path)
+    ...     bool((loaded.covariance("man") == kv.covariance("man")).all())
+    True
     """
 
     prior: GaussianPrior | None = None  # models saved before it existed load without one
@@ -207,7 +233,7 @@ class KeyedVectorsWithVariance(KeyedVectors):
 
         Returns
         -------
-        gensim.models.KeyedVectors
+        gensim.models.keyedvectors.KeyedVectors
         """
         return next(self.draws(1, random_state=random_state, keys=keys, missing=missing))
 

@@ -155,6 +155,11 @@ def test_the_container_page_lists_gensims_methods_with_links(page):
         assert container.locator(f"[id='{anchor}']").count() == 1, method
     entry = container.locator("[id='glovev_ext.KeyedVectorsWithVariance.most_similar']").locator("xpath=..")
     assert "gensim.models.keyedvectors.KeyedVectors.most_similar" in entry.inner_text()
+    # the base class links to gensim's own page (bundled inventory, docs/_intersphinx/README.md), ndarray to NumPy's
+    gensim_page = "https://radimrehurek.com/gensim/models/keyedvectors.html#gensim.models.keyedvectors.KeyedVectors"
+    assert container.locator(f"a[href='{gensim_page}']").count() >= 1
+    ndarray_page = "https://numpy.org/doc/2.4/reference/generated/numpy.ndarray.html#numpy.ndarray"
+    assert container.locator(f"a[href='{ndarray_page}']").count() >= 1
 
 
 @pytest.mark.parametrize("path", ["getting_started.html", "method.html", "api/index.html", "cli.html",
