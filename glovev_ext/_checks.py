@@ -56,3 +56,41 @@ def as_generator(random_state: object) -> np.random.Generator:
         raise TypeError("random_state must be None, an int, a numpy Generator or RandomState, "
                         f"got {type(random_state).__name__}")
     return np.random.default_rng(random_state)
+
+
+_MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_memory(value: int | str | None) -> int | None:
+    """Bytes of a memory budget given as an int, or a string such as ``"600M"``, ``"1.5G"``, ``"4096"``.
+
+    Parameters
+    ----------
+    value : int, str or None
+        Bytes, or a number followed by K, M, G or T (powers of 1024, case-insensitive, an optional
+        trailing B); None passes through.
+
+    Returns
+    -------
+    int or None
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is neither an int, a string nor None.
+    ValueError
+        If the string does not parse, or the budget is below 1 byte.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("B")
+        unit = text[-1:] if text[-1:] in _MEMORY_UNITS else ""
+        try:
+            number = float(text[:len(text) - len(unit)])
+        except ValueError:
+            raise ValueError(f"max_memory must be bytes or a size such as '600M' or '2G', got {value!r}") from None
+        if not number >= 1 / _MEMORY_UNITS[unit] or number == float("inf"):
+            raise ValueError(f"max_memory must be at least 1 byte, got {value!r}")
+        return int(number * _MEMORY_UNITS[unit])
+    return check_int(value, "max_memory", minimum=1)

@@ -237,10 +237,11 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--max-vocab", type=int, default=counting["max_vocab_size"], help="keep at most this many words")
     fit.add_argument("--no-lowercase", action="store_true", help="keep case (default: lowercase)")
     fit.add_argument("--max-memory", default=counting["max_memory"],
-                     help="memory budget of counting, in bytes or as 600M, 2G: partial co-occurrence matrices "
-                          "beyond it are spilled to a temporary folder (in TMPDIR: on a disk, not a RAM "
-                          "file system, for the budget to save memory) and merged, with the same result "
-                          "(default: no budget)")
+                     help="memory budget of counting and training, in bytes or as 600M, 2G: partial "
+                          "co-occurrence matrices beyond it are spilled to a temporary folder and merged, and "
+                          "training reads the co-occurrences from a file one block at a time (both in TMPDIR: "
+                          "on a disk, not a RAM file system, for the budget to save memory), with the same "
+                          "result (default: no budget)")
     fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default=glove["conditioning"],
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
                           "paper: the GloVe-V paper's pseudo-inverse, which understates variances "
@@ -504,7 +505,8 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
                                         lowercase=not args.no_lowercase, n_jobs=args.n_jobs,
                                         max_memory=args.max_memory)
     estimator = GloVeVEstimator(args.n_components, epochs=args.epochs, x_max=args.x_max, alpha=args.alpha,
-                                random_state=args.random_state, n_jobs=args.n_jobs, conditioning=args.conditioning,
+                                random_state=args.random_state, n_jobs=args.n_jobs, max_memory=args.max_memory,
+                                conditioning=args.conditioning,
                                 point_estimate=args.point_estimate, n_sweeps=args.sweeps,
                                 prior_strength=args.prior_strength)
     check_fit_params(vectorizer, estimator)

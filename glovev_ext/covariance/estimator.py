@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._checks import DEFAULT_SEED, check_int, check_positive_float, resolve_n_jobs
+from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from ..glove.trainer import check_training_params
@@ -80,6 +80,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         seeds from the operating system's entropy: each fit then differs.
     n_jobs : int or None, default=-1
         Threads for training and covariances (None or 1: one; -1: all cores).
+    max_memory : int, str or None, default=None
+        Memory budget of training (bytes, or a size such as ``"600M"``): the entries of ``X`` go to
+        a file in ``TMPDIR`` once and are read one block per thread at a time, so training holds
+        its parameters and nothing per nonzero, with the same result as without a budget (see
+        :func:`~glovev_ext.glove.train_glove`). The matrix passed to ``fit`` and the covariance
+        pass are not bounded by it.
     covariance_storage : {"memory", "lazy"} or path, default="memory"
         Where the covariance factors live: in memory; computed for a word when first asked
         (nothing stored for words never queried; the store reads the matrix passed to ``fit``,
@@ -194,6 +200,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def __init__(self, n_components: int = 50, *, x_max: float = 100.0, alpha: float = 0.75, epochs: int = 25,
                  learning_rate: float = 0.05, random_state=DEFAULT_SEED, n_jobs: int | None = -1,
+                 max_memory: int | str | None = None,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
                  conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                  prior_strength: float = 1.0, noise_scale: NoiseScale | None = None,
@@ -206,6 +213,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.learning_rate = learning_rate
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.max_memory = max_memory
         self.covariance_storage = covariance_storage
         self.covariance_dtype = covariance_dtype
         self.conditioning = conditioning
@@ -255,7 +263,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
                                      x_max=x_max, alpha=self.alpha, random_state=self.random_state,
-                                     n_jobs=self.n_jobs, progress=self.progress)
+                                     n_jobs=self.n_jobs, max_memory=self.max_memory, progress=self.progress)
         else:
             parameters = _check_pretrained(self.pretrained, n_words, dim)
         if self.point_estimate == "alternating":
@@ -391,6 +399,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         x_max = check_positive_float(self.x_max, "x_max")
         if self.pretrained is None:
             check_training_params(self.epochs, self.learning_rate, self.alpha)
+        parse_memory(self.max_memory)
         check_conditioning(self.conditioning)
         if self.conditioning == "paper" and self.point_estimate == "posterior":
             raise ValueError("conditioning='paper' (the GloVe-V paper's pseudo-inverse of H_i) belongs to the paper's "

@@ -16,12 +16,15 @@ size: section 6.10 found it the same for quarters and halves within about 0.05).
 from __future__ import annotations
 
 import logging
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
-from .prior import GaussianPrior, free_row_posteriors, shared_prior_difference
+from .prior import FreeRows, GaussianPrior, shared_prior_difference
 from .wls import WordFitter
 
 logger = logging.getLogger(__name__)
@@ -188,32 +191,48 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     -------
     HalfComparison
     """
-    fits, totals = [], []
-    for rows in halves:
-        fits.append(free_row_posteriors(WordFitter(rows, **fitter_options), prior, fallback_sigma2,
-                                        noise_scale=noise_scale, n_jobs=n_jobs))
-        totals.append(np.asarray(rows.sum(axis=1)).ravel())
+    totals = [np.asarray(rows.sum(axis=1)).ravel() for rows in halves]
     precision = prior.precision
-    (vectors_a, _, _, store_a), (vectors_b, _, _, store_b) = fits
-    pooled_a, pooled_b = np.isinf(store_a.dof), np.isinf(store_b.dof)
-    both = np.flatnonzero(np.isfinite(vectors_a).all(axis=1) & np.isfinite(vectors_b).all(axis=1))
-    dim = vectors_a.shape[1]
     kept, wald, expected = [], [], []
-    for i in both:
-        covariance_a, covariance_b = store_a[int(i)], store_b[int(i)]
-        difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
-        if np.linalg.cond(difference_covariance) > _MAX_DIFFERENCE_CONDITION:
-            continue
-        difference = vectors_a[i] - vectors_b[i]
-        nu = _welch_satterthwaite(np.trace(covariance_a), np.trace(covariance_b), store_a.dof[i], store_b.dof[i])
-        if nu <= _MIN_DOF:
-            continue
-        kept.append(i)
-        wald.append(float(difference @ np.linalg.solve(difference_covariance, difference)) / dim)
-        expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
+    # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
+        fits = [FreeRows(WordFitter(rows, **fitter_options), prior, fallback_sigma2, noise_scale, pool)
+                for rows in halves]
+        fitted_pairs = _in_order(pool, lambda block: (fits[0].fit_block(block), fits[1].fit_block(block)),
+                                 fits[0].blocks, ahead=2 * max(1, n_jobs))
+        for block, (block_a, block_b) in zip(fits[0].blocks, fitted_pairs):
+            factors_a, factors_b = dict(block_a.factors), dict(block_b.factors)
+            both = np.flatnonzero(np.isfinite(block_a.vectors).all(axis=1) & np.isfinite(block_b.vectors).all(axis=1))
+            for position in both:
+                i = int(block[position])
+                covariance_a, covariance_b = factors_a[i].dense(), factors_b[i].dense()
+                difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
+                if np.linalg.cond(difference_covariance) > _MAX_DIFFERENCE_CONDITION:
+                    continue
+                difference = block_a.vectors[position] - block_b.vectors[position]
+                nu = _welch_satterthwaite(np.trace(covariance_a), np.trace(covariance_b), fits[0].dof[i],
+                                          fits[1].dof[i])
+                if nu <= _MIN_DOF:
+                    continue
+                kept.append(i)
+                statistic = float(difference @ np.linalg.solve(difference_covariance, difference))
+                wald.append(statistic / covariance_a.shape[0])
+                expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
     kept = np.asarray(kept, dtype=np.int64)
+    pooled_a, pooled_b = np.isinf(fits[0].dof[kept]), np.isinf(fits[1].dof[kept])
     return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), np.asarray(wald), np.asarray(expected),
-                          pooled_a[kept] & pooled_b[kept], ~pooled_a[kept] & ~pooled_b[kept])
+                          pooled_a & pooled_b, ~pooled_a & ~pooled_b)
+
+
+def _in_order(pool: ThreadPoolExecutor, function, items, ahead: int):
+    """``function`` of each item, yielded in order, with at most ``ahead`` calls submitted and not yet yielded."""
+    pending: deque = deque()
+    for item in items:
+        pending.append(pool.submit(function, item))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO,

@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from .._checks import check_positive_float
 from ..glove import GloVeParameters
+from ._symmetry import transposed_rows
 from .factor import Factor
 from .passes import n_blocks_for
 from .store import CovarianceStore, CovarianceStoreWriter
@@ -269,42 +270,88 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     sigma2 : ndarray, shape (n,)
     covariance : CovarianceStore
     """
-    matrix, dim = fitter.cooccurrence, fitter.dim
-    n_rows, n_contexts = matrix.shape[0], fitter.n_contexts()
-    rows = [(matrix.indices[a:b], matrix.data[a:b]) for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
-    blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows))
+    n_rows, dim = fitter.cooccurrence.shape[0], fitter.dim
     vectors, biases = np.full((n_rows, dim), np.nan), np.full(n_rows, np.nan)
-    identified = n_contexts >= 2
-
-    def own_block(block: np.ndarray) -> list[float]:
-        workspace = fitter.workspace()
-        return [fitter.fit_row(*rows[k], None, None, workspace).sigma2 for k in block]
-
-    def posterior_block(block: np.ndarray) -> list[tuple[int, Factor]]:
-        workspace = fitter.workspace()
-        factors = []
-        for k in block[identified[block]]:
-            hessian, rhs, bias_of = fitter.row_normal_equations(*rows[k], None, workspace)
-            factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
-            biases[k] = bias_of(vectors[k])
-            factors.append((int(k), factor))
-        return factors
-
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        own = np.array([value for values in pool.map(own_block, blocks) for value in values], dtype=np.float64)
+        rows = FreeRows(fitter, prior, fallback_sigma2, noise_scale, pool)
+        with CovarianceStoreWriter(n_rows, dim, int(rows.identified.sum()), factor_dtype=factor_dtype) as writer:
+            writer.per_word.n_contexts[:] = rows.n_contexts
+            for block, fitted in zip(rows.blocks, pool.map(rows.fit_block, rows.blocks)):  # in block order
+                vectors[block], biases[block] = fitted.vectors, fitted.biases
+                for k, factor in fitted.factors:
+                    writer.add(k, factor)
+    return vectors, biases, np.where(rows.identified, rows.sigma2, np.nan), writer.store
+
+
+@dataclass(frozen=True)
+class FittedBlock:
+    """One block of :class:`FreeRows`: its rows' posterior means (NaN where not identified) and biases, and the
+    ``(row, factor)`` of each identified row, in row order."""
+
+    vectors: np.ndarray
+    biases: np.ndarray
+    factors: list[tuple[int, Factor]]
+
+
+class FreeRows:
+    """The bias-free posteriors of :func:`free_row_posteriors`, a block of rows at a time: every row's noise is
+    fixed at construction (its own ``s2`` needs one pass over all rows; pooling needs them all), then
+    :meth:`fit_block` fits any block, so that a caller can use each block and let it go.
+
+    Parameters
+    ----------
+    fitter, prior, fallback_sigma2, noise_scale
+        As for :func:`free_row_posteriors`.
+    pool : concurrent.futures.Executor
+        Threads for the rows' own ``s2`` (the caller limits BLAS to one thread in each).
+
+    Attributes
+    ----------
+    blocks : list of ndarray
+        The rows of each block, consecutive, in order.
+    n_contexts, sigma2, dof, identified : ndarray, shape (n,)
+    """
+
+    def __init__(self, fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float,
+                 noise_scale: NoiseScaleFunction | None, pool: ThreadPoolExecutor):
+        self.fitter = fitter
+        matrix, dim = fitter.cooccurrence, fitter.dim
+        n_rows = matrix.shape[0]
+        self.n_contexts = fitter.n_contexts()
+        self.blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows))
+        self.identified = self.n_contexts >= 2
+        own = np.array([value for values in pool.map(self._own_block, self.blocks) for value in values],
+                       dtype=np.float64)
         has_own = np.isfinite(own)
         totals = np.asarray(matrix.sum(axis=1)).ravel()
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
-        sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own)
-        dof = np.where(has_own, n_contexts - dim - 1, np.inf).astype(np.float64)
-        precision = prior.precision
-        shift = precision @ prior.mean
-        with CovarianceStoreWriter(n_rows, dim, int(identified.sum()), factor_dtype=factor_dtype) as writer:
-            writer.per_word.n_contexts[:] = n_contexts
-            for factors in pool.map(posterior_block, blocks):  # in block order: the same store at any n_jobs
-                for k, factor in factors:
-                    writer.add(k, factor)
-    return vectors, biases, np.where(identified, sigma2, np.nan), writer.store
+        self.sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own)
+        self.dof = np.where(has_own, self.n_contexts - dim - 1, np.inf).astype(np.float64)
+        self.precision = prior.precision
+        self.shift = self.precision @ prior.mean
+
+    def _row(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        matrix = self.fitter.cooccurrence
+        a, b = matrix.indptr[k], matrix.indptr[k + 1]
+        return matrix.indices[a:b], matrix.data[a:b]
+
+    def _own_block(self, block: np.ndarray) -> list[float]:
+        workspace = self.fitter.workspace()
+        return [self.fitter.fit_row(*self._row(k), None, None, workspace).sigma2 for k in block]
+
+    def fit_block(self, block: np.ndarray) -> FittedBlock:
+        """The posteriors of the rows ``block`` (one of :attr:`blocks`)."""
+        workspace = self.fitter.workspace()
+        vectors, biases = np.full((block.size, self.fitter.dim), np.nan), np.full(block.size, np.nan)
+        factors = []
+        for position in np.flatnonzero(self.identified[block]):
+            k = int(block[position])
+            hessian, rhs, bias_of = self.fitter.row_normal_equations(*self._row(k), None, workspace)
+            factor, vectors[position], _ = posterior(hessian, rhs, self.sigma2[k], self.dof[k], self.precision,
+                                                     self.shift, workspace)
+            biases[position] = bias_of(vectors[position])
+            factors.append((k, factor))
+        return FittedBlock(vectors, biases, factors)
 
 
 def pooled_sigma2(sigma2: np.ndarray, totals: np.ndarray) -> np.ndarray:
@@ -333,8 +380,7 @@ def posterior_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n
 
     Biases stay as trained. Returns new centre and context vectors.
     """
-    transposed = cooccurrence.T.tocsr()
-    transposed.sort_indices()
+    transposed = transposed_rows(cooccurrence)
     center, context = parameters.center_vectors, parameters.context_vectors
     for sweep in range(1, n_sweeps + 1):
         center = row_posteriors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha),

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from ..glove import GloVeParameters
+from ._symmetry import transposed_rows
 from .wls import WordFitter
 
 POINT_ESTIMATES = ("trained", "optimum", "alternating", "posterior")
@@ -80,8 +81,7 @@ def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters,
     GloVeParameters
         New centre and context vectors; biases and training costs as given.
     """
-    transposed = cooccurrence.T.tocsr()
-    transposed.sort_indices()
+    transposed = transposed_rows(cooccurrence)
     center, context = parameters.center_vectors, parameters.context_vectors
     for _ in range(n_sweeps):
         center = optimum_vectors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha,

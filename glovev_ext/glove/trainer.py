@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -11,9 +13,10 @@ import numpy as np
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
-from .._checks import DEFAULT_SEED, as_generator, check_int, check_positive_float, resolve_n_jobs
+from .._checks import DEFAULT_SEED, as_generator, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from ..counting import check_cooccurrence
 from ._adagrad_kernel import adagrad_pass, shuffle_in_place
+from ._entry_blocks import CHUNK_ENTRY_BYTES, ENTRY_FILE_BYTES, FileBlocks, MemoryBlocks
 from .objective import glove_weights
 
 logger = logging.getLogger(__name__)
@@ -61,7 +64,8 @@ def check_training_params(epochs: int, learning_rate: float, alpha: float) -> tu
 def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, *, epochs: int = 25,
                 learning_rate: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
                 grad_clip: float = 100.0, random_state: object = DEFAULT_SEED, n_jobs: int | None = -1,
-                schedule: str = "blocks", progress: bool = True) -> GloVeParameters:
+                schedule: str = "blocks", max_memory: int | str | None = None,
+                progress: bool = True) -> GloVeParameters:
     """Train GloVe on a co-occurrence matrix with the Stanford C tool's algorithm.
 
     Every nonzero ``X_ij`` is one training entry. Parameters start at ``U(-0.5, 0.5) / D``
@@ -75,7 +79,8 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     count: the words are dealt into 16 groups of about equal nonzeros, the
     entries into the blocks (group of i, group of j), and an epoch runs the blocks stratum by
     stratum (block (r, r + s mod G) for every r in stratum s, strata in a fresh random order), each
-    block's entries in a fresh random order. The blocks of a stratum touch disjoint centre and
+    block's entries in a fresh random order (a shuffle of the block's entries taken by row and
+    column, drawn from the block's own seed). The blocks of a stratum touch disjoint centre and
     context rows, so threads run them without locks and without races, and a seed gives the same
     parameters with 1 thread or 16. ``"hogwild"`` is the C tool's own: one random order split into
     ``n_jobs`` segments that threads update without locks (the same seed gives the same parameters
@@ -104,6 +109,14 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         Threads (None or 1: one; -1: every core).
     schedule : {"blocks", "hogwild"}, default="blocks"
         The order of the updates (above).
+    max_memory : int, str or None, default=None
+        With a budget (bytes, or a size such as ``"600M"``), the blocks schedule writes the entries
+        to a file in a temporary folder (in ``TMPDIR``) once, grouped by block, and reads each block
+        when it runs: training then holds the parameters and one block per thread, nothing per
+        nonzero, and gives the same bits as without a budget. None holds one 4-byte index per
+        nonzero beside the matrix. A budget below what the parameters and the blocks in flight
+        need is logged as a warning (training holds that least); the budget does not bound the
+        matrix passed in.
     progress : bool, default=True
         Show a tqdm progress bar over epochs.
 
@@ -123,26 +136,35 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     grad_clip = check_positive_float(grad_clip, "grad_clip")
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
+    max_memory = parse_memory(max_memory)
+    if max_memory is not None and schedule != "blocks":
+        raise ValueError(f"max_memory needs schedule='blocks' (the hogwild schedule holds every entry), "
+                         f"got schedule={schedule!r}")
     n_threads = resolve_n_jobs(n_jobs)
     rng = as_generator(random_state)
 
-    n_words = matrix.shape[0]
-    entries = matrix.tocoo()
-    rows = entries.row.astype(np.int32)
-    cols = entries.col.astype(np.int32)
-    log_values = np.log(entries.data)
-    weights = glove_weights(entries.data, x_max, alpha)
-    nnz = rows.size
-
+    n_words, nnz = matrix.shape[0], matrix.nnz
     params = (rng.random((2 * n_words, n_components + 1)) - 0.5) / n_components
     gradsq = np.ones_like(params)
     costs = np.empty(epochs)
-    logger.info("training GloVe: %d words, %d nonzeros, D=%d, %d epochs, %d threads, %s schedule",
-                n_words, nnz, n_components, epochs, n_threads, schedule)
-    run_epoch = (_BlockSchedule(rows, cols, n_words) if schedule == "blocks" else _HogwildSchedule(nnz, n_threads))
-    args = (params, gradsq, rows, cols, log_values, weights, learning_rate, grad_clip)
+    logger.info("training GloVe: %d words, %d nonzeros, D=%d, %d epochs, %d threads, %s schedule%s",
+                n_words, nnz, n_components, epochs, n_threads, schedule,
+                "" if max_memory is None else ", entries on disk")
     pool = ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-train") if n_threads > 1 else None
+    folder = None
     try:
+        if schedule == "hogwild":
+            run_epoch = _HogwildSchedule(matrix, n_threads, x_max, alpha)
+        elif max_memory is None:
+            run_epoch = _BlockSchedule(MemoryBlocks(matrix, _N_WORD_GROUPS), x_max, alpha)
+        else:
+            folder = tempfile.mkdtemp(prefix="glovev-train-")
+            # the file is written a chunk of rows at a time: an eighth of the budget, within [64Ki, 4Mi] entries
+            chunk_entries = min(1 << 22, max(1 << 16, max_memory // (8 * CHUNK_ENTRY_BYTES)))
+            blocks = FileBlocks(matrix, _N_WORD_GROUPS, os.path.join(folder, "entries.bin"), chunk_entries)
+            _check_training_budget(max_memory, params, blocks.bounds, n_threads)
+            run_epoch = _BlockSchedule(blocks, x_max, alpha)
+        args = (params, gradsq, learning_rate, grad_clip)
         with tqdm(total=epochs, desc="training GloVe", unit="epoch", disable=not progress, leave=False) as bar:
             for epoch in range(epochs):
                 costs[epoch] = run_epoch(args, rng, pool) / nnz
@@ -152,6 +174,10 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
+        if folder is not None:
+            for name in os.listdir(folder):
+                os.remove(os.path.join(folder, name))
+            os.rmdir(folder)
     return GloVeParameters(
         center_vectors=np.ascontiguousarray(params[:n_words, :n_components]),
         context_vectors=np.ascontiguousarray(params[n_words:, :n_components]),
@@ -165,17 +191,39 @@ def _entry_order(nnz: int) -> np.ndarray:
     return np.arange(nnz, dtype=np.int32 if nnz < 2**31 else np.int64)
 
 
+# Bytes per entry of a block in flight: its rows, columns and values read (16), their log and weight (16), its order (4).
+_BLOCK_ENTRY_BYTES = ENTRY_FILE_BYTES + 16 + 4
+
+
+def _check_training_budget(max_memory: int, params: np.ndarray, bounds: np.ndarray, n_threads: int) -> None:
+    """Warn if the parameters, their accumulators and the largest blocks in flight exceed ``max_memory``: training
+    then goes on holding that least (a budget, like the C tool's ``-memory``, is a target; counting it off
+    after the count would lose the count)."""
+    largest = np.sort(np.diff(bounds))[::-1][:n_threads]
+    needed = 2 * params.nbytes + int(largest.sum()) * _BLOCK_ENTRY_BYTES
+    if needed > max_memory:
+        logger.warning("max_memory=%s bytes is below what training needs: %s bytes for the parameters, their AdaGrad "
+                       "accumulators and the largest %d block(s) of entries in flight (one per thread); training "
+                       "goes on with that", f"{max_memory:,}", f"{needed:,}", largest.size)
+
+
 class _HogwildSchedule:
     """The C tool's epoch: one shuffled order, cut into one contiguous segment per thread, updated without locks."""
 
-    def __init__(self, nnz: int, n_threads: int):
-        self.order = _entry_order(nnz)
-        self.bounds = np.linspace(0, nnz, n_threads + 1).astype(np.int64)
+    def __init__(self, matrix: sp.csr_matrix, n_threads: int, x_max: float, alpha: float):
+        entries = matrix.tocoo()
+        self.rows = entries.row.astype(np.int32)
+        self.cols = entries.col.astype(np.int32)
+        self.log_values = np.log(entries.data)
+        self.weights = glove_weights(entries.data, x_max, alpha)
+        self.order = _entry_order(entries.nnz)
+        self.bounds = np.linspace(0, entries.nnz, n_threads + 1).astype(np.int64)
 
     def __call__(self, args: tuple, rng: np.random.Generator, pool: ThreadPoolExecutor | None) -> float:
         shuffle_in_place(self.order, int(rng.integers(2**63 - 1)))
         segments = [self.order[a:b] for a, b in zip(self.bounds[:-1], self.bounds[1:])]
-        params, gradsq, rows, cols, log_values, weights, learning_rate, grad_clip = args
+        params, gradsq, learning_rate, grad_clip = args
+        rows, cols, log_values, weights = self.rows, self.cols, self.log_values, self.weights
         if pool is None:
             return adagrad_pass(params, gradsq, rows, cols, log_values, weights, segments[0], learning_rate, grad_clip)
         futures = [pool.submit(adagrad_pass, params, gradsq, rows, cols, log_values, weights, segment, learning_rate,
@@ -186,25 +234,23 @@ class _HogwildSchedule:
 class _BlockSchedule:
     """The deterministic epoch: strata of blocks whose rows and columns do not overlap (see :func:`train_glove`)."""
 
-    def __init__(self, rows: np.ndarray, cols: np.ndarray, n_words: int, n_groups: int = _N_WORD_GROUPS):
-        self.n_groups = n_groups
-        group = _word_groups(np.bincount(rows, minlength=n_words), n_groups)
-        block = group[rows] * n_groups + group[cols]
-        self.order = _entry_order(rows.size)[np.argsort(block, kind="stable")]
-        self.bounds = np.concatenate([[0], np.cumsum(np.bincount(block, minlength=n_groups**2))])
+    def __init__(self, blocks: MemoryBlocks | FileBlocks, x_max: float, alpha: float):
+        self.blocks = blocks
+        self.x_max, self.alpha = x_max, alpha
 
     def __call__(self, args: tuple, rng: np.random.Generator, pool: ThreadPoolExecutor | None) -> float:
-        groups = self.n_groups
+        groups = self.blocks.n_groups
         strata = rng.permutation(groups)
         seeds = rng.integers(2**63 - 1, size=groups**2)
-        params, gradsq, rows, cols, log_values, weights, learning_rate, grad_clip = args
+        params, gradsq, learning_rate, grad_clip = args
         costs = np.zeros(groups**2)
 
         def run_block(block: int) -> None:
-            segment = self.order[self.bounds[block]:self.bounds[block + 1]]
-            shuffle_in_place(segment, int(seeds[block]))
-            costs[block] = adagrad_pass(params, gradsq, rows, cols, log_values, weights, segment, learning_rate,
-                                        grad_clip)
+            rows, cols, values = self.blocks.read(block)
+            order = _entry_order(rows.size)
+            shuffle_in_place(order, int(seeds[block]))
+            costs[block] = adagrad_pass(params, gradsq, rows, cols, np.log(values),
+                                        glove_weights(values, self.x_max, self.alpha), order, learning_rate, grad_clip)
 
         for stratum in strata:
             blocks = [r * groups + (r + stratum) % groups for r in range(groups)]
@@ -214,13 +260,3 @@ class _BlockSchedule:
             else:
                 list(pool.map(run_block, blocks))
         return float(costs.sum())
-
-
-def _word_groups(entries_per_word: np.ndarray, n_groups: int) -> np.ndarray:
-    """Each word's group, dealing words from the most entries down in a snake order (0..G-1, G-1..0, ...)
-    so that the groups hold about equal numbers of entries."""
-    ranked = np.argsort(-entries_per_word, kind="stable")
-    position = np.arange(ranked.size) % (2 * n_groups)
-    group = np.empty(ranked.size, dtype=np.int64)
-    group[ranked] = np.where(position < n_groups, position, 2 * n_groups - 1 - position)
-    return group

@@ -12,7 +12,7 @@ import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
 from glovev_ext.counting import _spill
 from glovev_ext.counting._spill import SpillingMerger
-from glovev_ext.counting.vectorizer import parse_memory
+from glovev_ext._checks import parse_memory
 
 
 @pytest.fixture

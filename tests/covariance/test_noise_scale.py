@@ -272,3 +272,37 @@ def test_new_rows_are_the_same_at_any_number_of_threads(posterior_model, halves)
     rows = np.flatnonzero(fits[0][3].defined)
     assert rows.size > 1000
     np.testing.assert_array_equal(fits[0][3][rows[::97]], fits[1][3][rows[::97]])
+
+
+@pytest.mark.parametrize("n_jobs", [1, 3])
+def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores(posterior_model, halves, n_jobs):
+    """compare_half_rows fits the halves block by block and lets each block go; comparing the words of two whole
+    stores (what it held before, two full sets of covariances) gives the same bits at any number of threads."""
+    from glovev_ext.covariance.noise_scale import _MAX_DIFFERENCE_CONDITION, _MIN_DOF, _welch_satterthwaite
+    from glovev_ext.covariance.prior import free_row_posteriors, shared_prior_difference
+    from glovev_ext.covariance.wls import WordFitter
+    model = posterior_model
+    scale = lambda totals, pooled: 1.0 + 0.5 * pooled  # noqa: E731 - a scale that tells the kinds of rows apart
+    comparison = compare_half_rows(halves, options(model), model.prior_, model._fallback_sigma2, noise_scale=scale,
+                                   n_jobs=n_jobs)
+    (vectors_a, _, _, store_a), (vectors_b, _, _, store_b) = (
+        free_row_posteriors(WordFitter(half, **options(model)), model.prior_, model._fallback_sigma2,
+                            noise_scale=scale) for half in halves)
+    kept, wald, expected = [], [], []
+    for i in np.flatnonzero(np.isfinite(vectors_a).all(axis=1) & np.isfinite(vectors_b).all(axis=1)):
+        a, b = store_a[int(i)], store_b[int(i)]
+        joint = shared_prior_difference(a, b, model.prior_.precision)
+        nu = _welch_satterthwaite(np.trace(a), np.trace(b), store_a.dof[i], store_b.dof[i])
+        if np.linalg.cond(joint) > _MAX_DIFFERENCE_CONDITION or nu <= _MIN_DOF:
+            continue
+        difference = vectors_a[i] - vectors_b[i]
+        kept.append(i)
+        wald.append(float(difference @ np.linalg.solve(joint, difference)) / DIM)
+        expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
+    totals = [np.asarray(half.sum(axis=1)).ravel()[kept] for half in halves]
+    pooled_a, pooled_b = np.isinf(store_a.dof[kept]), np.isinf(store_b.dof[kept])
+    assert len(kept) > 500 and pooled_a.any() and (~pooled_a).any()
+    for got, want in ((comparison.total, np.sqrt(totals[0] * totals[1])), (comparison.wald_per_dim, wald),
+                      (comparison.expected, expected), (comparison.pooled, pooled_a & pooled_b),
+                      (comparison.own, ~pooled_a & ~pooled_b)):
+        np.testing.assert_array_equal(got, np.asarray(want))

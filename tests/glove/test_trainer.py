@@ -56,7 +56,7 @@ def reference_glove(X, dim, epochs, seed, learning_rate=0.05, x_max=100.0, alpha
 
 def reference_blocks(X, dim, epochs, seed, groups=16, learning_rate=0.05, x_max=100.0, alpha=0.75, grad_clip=100.0):
     """The blocks schedule written out: words dealt by entries in a snake order, strata of blocks
-    (r, r + s mod G), each block's entries shuffled in place epoch after epoch."""
+    (r, r + s mod G), each block's entries (by row, then column) shuffled afresh every epoch."""
     rng = np.random.default_rng(seed)
     entries = X.tocoo()
     n_words = X.shape[0]
@@ -78,10 +78,11 @@ def reference_blocks(X, dim, epochs, seed, groups=16, learning_rate=0.05, x_max=
         for s in strata:
             for r in range(groups):
                 b = r * groups + (r + s) % groups
-                shuffle_in_place(members[b], int(seeds[b]))
+                order = members[b].copy()
+                shuffle_in_place(order, int(seeds[b]))
                 cost[b] = sum(reference_update(params, gradsq, entries.data[e], entries.row[e],
                                                n_words + entries.col[e], dim, learning_rate, x_max, alpha, grad_clip)
-                              for e in members[b])
+                              for e in order)
         costs.append(cost.sum() / entries.nnz)
     return params, np.array(costs)
 
