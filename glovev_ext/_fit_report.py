@@ -26,10 +26,10 @@ _NEIGHBOURS = 5
 _WORDSIM_DRAWS = 500
 
 
-def report_parts(kv: KeyedVectorsWithVariance, model) -> list[tuple[str, Callable[[], list[str]]]]:
-    """The parts of the fit report, in order, as ``(title, lines)`` pairs to call."""
-    return [("distance from the optimum", lambda: premise_lines(model)),
-            ("interval widths by frequency", lambda: interval_width_lines(kv)),
+def report_parts(kv: KeyedVectorsWithVariance) -> list[tuple[str, Callable[[], list[str]]]]:
+    """The parts of the fit report read from the embedding, in order, as ``(title, lines)`` pairs to call; the
+    report opens with :func:`premise_lines` of the estimator."""
+    return [("interval widths by frequency", lambda: interval_width_lines(kv)),
             ("WordSim-353", lambda: word_similarity_lines(kv)),
             ("nearest neighbours", lambda: neighbour_lines(kv))]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import functools
 import json
 import logging
 import os
@@ -30,7 +31,8 @@ import pandas as pd
 from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from ._fit_report import PROBE_WORDS, report_parts
+from ._fit_report import PROBE_WORDS, premise_lines, report_parts
+from ._memory import trim_heap
 from .counting import CooccurrenceVectorizer, LineCorpus, default_corpus_path, load_default_corpus
 from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, GloVeVEstimator
 from .keyed_vectors import KeyedVectorsWithVariance
@@ -568,8 +570,16 @@ def _run_fit(args: argparse.Namespace) -> int:
     directory = save_model(args.output, kv, metadata, overwrite=args.overwrite)
     size = sum(path.stat().st_size for path in directory.iterdir())
     _say(f"saved: {directory} ({size / 1e6:,.0f} MB)")
-    for title, part in report_parts(kv, model):
+    _report_part("distance from the optimum", functools.partial(premise_lines, model))
+    # The rest of the report reads the saved model, memory-mapped, as every glovev command does: the fit's
+    # covariances in memory are let go first, so the report's draws do not come on top of them.
+    del kv, model
+    fitted = None
+    trim_heap()
+    kv, _ = load_model(directory)
+    for title, part in report_parts(kv):
         _report_part(title, part)
+        kv.covariance_store.release_pages()  # what the part read of the store, memory-mapped
     probe = next((w for w in PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
     _say(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  "
          f"(or glovev neighbors {directory} {probe})")

@@ -7,6 +7,8 @@ multithreaded BLAS costs far more than it gives.
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pytest
 from gensim.test.utils import datapath
@@ -89,3 +91,11 @@ def stats_kv(corpus_cooccurrence) -> glovev_ext.KeyedVectorsWithVariance:
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261125)
 
+
+@pytest.fixture
+def private_tmpdir(tmp_path, monkeypatch):
+    """TMPDIR for this test alone (``tempfile``'s folder), so that what the code leaves there can be listed."""
+    folder = tmp_path / "tmpdir"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder

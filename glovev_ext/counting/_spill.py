@@ -22,6 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .._memory import map_file
 from ..atomic import temporary_path
 
 # Bytes per entry of a CSR partial (int32 column, float64 value) and of an entry in flight in a
@@ -63,8 +64,8 @@ class SpillingMerger:
     A merge whose result may exceed a quarter of ``max_memory`` (or that has an input on disk)
     streams to a new run on disk; smaller merges stay in memory. Levels of the binary-counter
     merge roughly double in size, so the partials held in memory stay below about half the budget.
-    Runs are read with plain reads, block by block, never memory-mapped, so the pages they pass
-    through do not stay in the resident set. Used as a context manager: the folder and every run
+    Runs are read with plain reads, block by block, so the pages they pass through do not stay in
+    the resident set; only the final matrix is memory-mapped (:meth:`symmetric_total`). Used as a context manager: the folder and every run
     in it are removed on exit, error or not.
 
     Parameters
@@ -111,12 +112,13 @@ class SpillingMerger:
         the in-memory one bit for bit. When the partials are all in memory and ``Y``, ``Y.T`` and
         the result (about four times the partials) fit the budget, the sums are scipy's own.
         Otherwise ``Y`` is merged block by block into a run on disk, its transpose is written as
-        sorted runs, and their merge is read into the CSR arrays: the memory held is the final
-        matrix plus a block.
+        sorted runs, and their merge becomes the matrix: its values and column indices memory-mapped
+        from files (deleted at once; the mappings keep them until the matrix is freed), its row
+        pointers in memory. Counting then holds a block, not the matrix.
         """
         partials = [resolved(partial) for partial in partials]
         if all(isinstance(partial, sp.csr_matrix) for partial in partials) \
-                and sum(partial.nnz for partial in partials) * _CSR_ENTRY_BYTES <= self._spill_bytes:
+                and 4 * sum(partial.nnz for partial in partials) * _CSR_ENTRY_BYTES <= self._spill_bytes:
             right = sp.csr_matrix((self._n_words, self._n_words))
             if partials:
                 right = partials.pop(0)
@@ -149,16 +151,18 @@ class SpillingMerger:
                 runs.append(writer.run)
 
     def _read_csr(self, run: SortedRun) -> sp.csr_matrix:
-        """The CSR matrix of a run, read block by block; the run is deleted."""
-        data = np.fromfile(run.values_path, dtype=np.float64, count=run.nnz)
-        indices = np.empty(run.nnz, np.int32)
+        """The CSR matrix of a run, its values and column indices memory-mapped from files (only the row
+        pointers in memory); the run's files are deleted, their contents living on in the mappings."""
+        indices_path = run.keys_path + ".indices"
         row_counts = np.zeros(self._n_words, np.int64)
-        with open(run.keys_path, "rb") as keys_file:
-            for start in range(0, run.nnz, self._block_entries):
-                rows, indices[start:start + self._block_entries] = np.divmod(
-                    np.fromfile(keys_file, np.int64, count=self._block_entries), self._n_words)
+        with open(run.keys_path, "rb") as keys_file, open(indices_path, "wb") as indices_file:
+            for _ in range(0, run.nnz, self._block_entries):
+                rows, columns = np.divmod(np.fromfile(keys_file, np.int64, count=self._block_entries), self._n_words)
+                columns.astype(np.int32).tofile(indices_file)
                 row_counts += np.bincount(rows, minlength=self._n_words)
+        data, indices = map_file(run.values_path, np.float64, run.nnz), map_file(indices_path, np.int32, run.nnz)
         run.remove()
+        os.remove(indices_path)
         indptr = np.zeros(self._n_words + 1, np.int64)
         np.cumsum(row_counts, out=indptr[1:])
         return sp.csr_matrix((data, indices, indptr), shape=(self._n_words, self._n_words))

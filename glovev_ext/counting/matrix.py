@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from .._memory import release_pages
+
 
 class CooccurrenceMatrix(sp.csr_matrix):
     """A square CSR co-occurrence matrix that carries the word of each row and column.
@@ -114,6 +116,7 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
         matrix.eliminate_zeros()
     if matrix.nnz == 0:
         raise ValueError(f"{name} has no positive entry: there is nothing to fit")
+    release_pages(matrix)  # the checks read every value: a matrix mapped from disk lets go of those pages
     return matrix
 
 

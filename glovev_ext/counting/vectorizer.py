@@ -15,7 +15,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 from tqdm.auto import tqdm
 
-from .._checks import check_int, resolve_n_jobs, parse_memory
+from .._checks import check_int, parse_memory, resolve_n_jobs
+from .._memory import trim_heap
 from ._chunks import TextChunk, TokenTable, encode_chunks
 from ._counter import ContextCounter
 from .matrix import CooccurrenceMatrix
@@ -63,8 +64,11 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         temporary folder as sorted runs and merged at the end, as the C tool's ``cooccur -memory``
         does; the result is the same, bit for bit. A quarter of the budget goes to the chunks in
         flight, whose number it limits (down to one, however large ``chunk_size`` is); the rest to
-        the partials and the blocks of the merges. The final matrix comes on top. None holds every
-        partial in memory.
+        the partials and the blocks of the merges. A final matrix larger than about an eighth of
+        the budget is kept on disk: its values and column indices are memory-mapped from files in
+        that folder (deleted at once; their space is freed with the matrix), read-only, and the
+        passes of a fit let go of the pages they have read. None holds every partial and the
+        matrix in memory.
 
     Attributes
     ----------
@@ -161,7 +165,8 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
                     ids = np.fromfile(spill, dtype=np.int32, count=n_ids)
                     doc_ends = np.fromfile(spill, dtype=np.int64, count=n_docs)
                     counter.submit(_final_ids, provisional_to_final, ids, doc_ends)
-                return self._matrix(counter.symmetric_result(), counter)
+                matrix = self._matrix(counter.symmetric_result(), counter)
+        return self._after_counting(matrix)
 
     def transform(self, raw_documents: Iterable) -> CooccurrenceMatrix:
         """Count the co-occurrences of the fitted vocabulary in a corpus.
@@ -182,7 +187,14 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         with self._progress_bar("counting co-occurrences") as bar, self._counter(bar) as counter:
             for chunk in self._chunks(raw_documents):
                 counter.submit(_looked_up_ids, table, chunk)
-            return self._matrix(counter.symmetric_result(), counter)
+            matrix = self._matrix(counter.symmetric_result(), counter)
+        return self._after_counting(matrix)
+
+    def _after_counting(self, matrix: CooccurrenceMatrix) -> CooccurrenceMatrix:
+        """Under a budget, the heap that counting freed goes back to the operating system (glibc keeps it)."""
+        if self.max_memory is not None:
+            trim_heap()
+        return matrix
 
     def get_feature_names_out(self, input_features: None = None) -> np.ndarray:
         """Vocabulary words in row order.

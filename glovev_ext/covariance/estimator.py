@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
+from .._memory import trim_heap
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from ..glove.trainer import check_training_params
@@ -542,6 +543,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                         self.noise_scale_)
         else:
             self.noise_scale_ = self.noise_scale if self.noise_scale is not None else NoiseScale.identity()
+        if self.max_memory is not None:
+            trim_heap()  # what the halves' fits freed goes back before the store is built
         posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, optima=optima,
                                     noise_scale=self.noise_scale_, factor_dtype=factor_dtype,
                                     words=self.words_, path=None if storage == "memory" else storage,

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from .._memory import release_pages
 from .prior import FreeRows, GaussianPrior, shared_prior_difference
 from .wls import WordFitter
 
@@ -201,6 +202,7 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
         fitted_pairs = _in_order(pool, lambda block: (fits[0].fit_block(block), fits[1].fit_block(block)),
                                  fits[0].blocks, ahead=2 * max(1, n_jobs))
         for block, (block_a, block_b) in zip(fits[0].blocks, fitted_pairs):
+            release_pages(*halves)
             factors_a, factors_b = dict(block_a.factors), dict(block_b.factors)
             both = np.flatnonzero(np.isfinite(block_a.vectors).all(axis=1) & np.isfinite(block_b.vectors).all(axis=1))
             for position in both:

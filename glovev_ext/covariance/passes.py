@@ -30,6 +30,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from .._memory import release_pages
 from ..atomic import atomic_path, replace_atomically
 from .factor import packed_size
 from .layout import PerWord
@@ -224,6 +225,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     with tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
               desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress, leave=False) as bar:
         for k, summary in runner(tasks):
+            release_pages(matrix)
             destination.record(k, summary)
             absorb(k, summary)
             done.add(k)
@@ -320,7 +322,8 @@ def _fingerprint(matrix: sp.csr_matrix, fitter: WordFitter, center_vectors: np.n
     digest = hashlib.sha256()
     for array in (matrix.indptr, matrix.indices, matrix.data, fitter.context_vectors, fitter.context_biases,
                   center_vectors, center_biases):
-        digest.update(np.ascontiguousarray(array).tobytes())
+        digest.update(memoryview(np.ascontiguousarray(array)).cast("B"))  # read in place, not copied
+    release_pages(matrix)
     digest.update(repr((fitter.x_max, fitter.alpha, fitter.conditioning, np.dtype(factor_dtype).str,
                         n_blocks, at_optimum)).encode())
     return digest.hexdigest()

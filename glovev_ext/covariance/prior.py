@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._checks import check_positive_float
+from .._memory import release_pages
 from ..glove import GloVeParameters
 from ._symmetry import transposed_rows
 from .factor import Factor
@@ -195,12 +196,12 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
             with CovarianceStoreWriter(n_words, dim, n_words, factor_dtype=factor_dtype, words=words,
                                        path=path) as writer:
                 writer.per_word.n_contexts[:] = fitter.n_contexts()
-                for factors in _mapped(pool, block, blocks, description, progress):
+                for factors in _blockwise(pool, block, blocks, description, progress, fitter.cooccurrence):
                     for i, factor in factors:
                         writer.add(i, factor)
             store = writer.store
         else:
-            list(_mapped(pool, block, blocks, description, progress))
+            list(_blockwise(pool, block, blocks, description, progress, fitter.cooccurrence))
     return RowPosteriors(mean, store, optimum, sigma2, pooled, share, prior)
 
 
@@ -277,6 +278,7 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
         with CovarianceStoreWriter(n_rows, dim, int(rows.identified.sum()), factor_dtype=factor_dtype) as writer:
             writer.per_word.n_contexts[:] = rows.n_contexts
             for block, fitted in zip(rows.blocks, pool.map(rows.fit_block, rows.blocks)):  # in block order
+                release_pages(fitter.cooccurrence)
                 vectors[block], biases[block] = fitted.vectors, fitted.biases
                 for k, factor in fitted.factors:
                     writer.add(k, factor)
@@ -320,8 +322,8 @@ class FreeRows:
         self.n_contexts = fitter.n_contexts()
         self.blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows))
         self.identified = self.n_contexts >= 2
-        own = np.array([value for values in pool.map(self._own_block, self.blocks) for value in values],
-                       dtype=np.float64)
+        own = np.array([value for values in _released(pool.map(self._own_block, self.blocks), matrix)
+                        for value in values], dtype=np.float64)
         has_own = np.isfinite(own)
         totals = np.asarray(matrix.sum(axis=1)).ravel()
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
@@ -462,7 +464,7 @@ def row_optima(fitter: WordFitter, biases: np.ndarray, n_jobs: int, progress: bo
     blocks = np.array_split(rows, n_blocks_for(n_words))  # fixed blocks summed in order: the same prior at any n_jobs
     noise_sums: dict = {}
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        for sums in _mapped(pool, block, blocks, "GloVe-V prior", progress):
+        for sums in _blockwise(pool, block, blocks, "GloVe-V prior", progress, fitter.cooccurrence):
             for index, total in sums.items():
                 _add_to_bin(noise_sums, index, total)
     chosen = _prior_rows(n_contexts, np.isfinite(sigma2), dim)
@@ -515,10 +517,20 @@ def _prior_rows(n_contexts: np.ndarray, fitted: np.ndarray, dim: int) -> np.ndar
     return np.sort(candidates[np.argsort(-n_contexts[candidates], kind="stable")[:4 * dim]])
 
 
-def _mapped(pool: ThreadPoolExecutor, function, blocks: list[np.ndarray], description: str, progress: bool):
-    """``pool.map(function, blocks)`` with a progress bar counting the blocks' rows."""
+def _released(results, matrix: sp.csr_matrix):
+    """``results`` as they come, letting go of the pages of a memory-mapped ``matrix`` after each."""
+    for result in results:
+        release_pages(matrix)
+        yield result
+
+
+def _blockwise(pool: ThreadPoolExecutor, function, blocks: list[np.ndarray], description: str, progress: bool,
+               matrix: sp.csr_matrix):
+    """``pool.map(function, blocks)`` with a progress bar counting the blocks' rows, letting go of the pages of a
+    memory-mapped ``matrix`` after each block."""
     with tqdm(total=sum(len(block) for block in blocks), desc=description, unit="word", disable=not progress,
               leave=False) as bar:
         for block, result in zip(blocks, pool.map(function, blocks)):
+            release_pages(matrix)
             bar.update(len(block))
             yield result

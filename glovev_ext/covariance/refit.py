@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from .._memory import release_pages
 from ..glove import GloVeParameters
 from ._symmetry import transposed_rows
 from .wls import WordFitter
@@ -57,7 +58,8 @@ def optimum_vectors(fitter: WordFitter, biases: np.ndarray, vectors: np.ndarray,
 
     blocks = np.array_split(rows, max(1, 8 * n_jobs))
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        list(pool.map(solve, blocks))
+        for _ in pool.map(solve, blocks):
+            release_pages(fitter.cooccurrence)
     return out
 
 

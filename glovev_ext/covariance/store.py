@@ -10,6 +10,7 @@ from threading import Lock
 import numpy as np
 from gensim.utils import SaveLoad
 
+from .._memory import release_pages
 from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
                      Factor, packed_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
@@ -371,6 +372,12 @@ class CovarianceStore(SaveLoad):
             for position in positions:
                 writer.add(int(position), rewrite(int(position), self._factor(int(rows[position]))))
         return writer.store
+
+    def release_pages(self) -> None:
+        """Drop the pages of memory-mapped factors that queries have read from this process's resident set (they
+        stay in the page cache; a store in memory is left as it is). A loaded model maps its store: reading
+        many words' covariances brings in pages around each, which this lets go of."""
+        release_pages(self._factors)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the store to one file, atomically (a lazy store computes every word first).

@@ -17,6 +17,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from .._memory import release_pages
+
 # Bytes per entry in a blocks file: int32 row, int32 column, float64 value.
 ENTRY_FILE_BYTES = 16
 # Bytes per entry of the chunk in hand while a blocks file is written: its columns and values (12), rows (4),
@@ -109,6 +111,7 @@ class FileBlocks:
         for start, stop in chunks:
             _block_counts(matrix.indptr[start:stop + 1], matrix.indices[matrix.indptr[start]:matrix.indptr[stop]],
                           group, n_groups, start, counts)
+            release_pages(matrix)
         self.bounds = np.concatenate([[0], np.cumsum(counts)])
         cursor = self.bounds[:-1].copy()
         with open(self.path, "wb") as handle:
@@ -116,6 +119,7 @@ class FileBlocks:
             descriptor = handle.fileno()
             for start, stop in chunks:
                 self._write_chunk(descriptor, matrix, group, start, stop, cursor)
+                release_pages(matrix)
 
     def _write_chunk(self, descriptor: int, matrix: sp.csr_matrix, group: np.ndarray, start: int, stop: int,
                      cursor: np.ndarray) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 
 import numpy as np
 import pytest
@@ -14,15 +13,6 @@ from glovev_ext.glove import trainer
 from glovev_ext.glove._entry_blocks import FileBlocks, MemoryBlocks, word_groups
 
 FIELDS = ("center_vectors", "context_vectors", "center_biases", "context_biases", "costs")
-
-
-@pytest.fixture
-def private_tmpdir(tmp_path, monkeypatch):
-    """TMPDIR for this test alone, so that what training leaves there can be listed."""
-    folder = tmp_path / "tmpdir"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 def brute_force_blocks(X, groups):

@@ -1,0 +1,77 @@
+"""Memory given back: arrays memory-mapped from files on disk, the pages a pass over them has read, and the
+heap a stage has freed.
+
+A co-occurrence matrix counted under a memory budget keeps its column indices and values in files
+mapped into memory (:func:`map_file`): the operating system reads them in as they are used. The
+pages read stay in the process's resident set until memory runs short, so a pass over the whole
+matrix would show the whole matrix as resident; :func:`release_pages` drops them from this process
+(they stay in the page cache, and are read back if used again), which passes call after each block.
+:func:`trim_heap` hands the C heap's free memory back to the operating system after a stage that
+allocated and freed many blocks (counting), which glibc otherwise keeps for the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import logging
+import mmap
+import os
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def map_file(path: str | os.PathLike, dtype, count: int) -> np.ndarray:
+    """The first ``count`` items of the raw file ``path`` as a read-only array mapped from it.
+
+    The file may be deleted afterwards: the mapping keeps its contents until the array is freed.
+    """
+    dtype = np.dtype(dtype)
+    if count == 0:
+        return np.empty(0, dtype=dtype)
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size < count * dtype.itemsize:
+            raise OSError(f"{path} holds {size} bytes, fewer than the {count * dtype.itemsize} of {count} {dtype} "
+                          "items: it is truncated")
+        mapping = mmap.mmap(handle.fileno(), count * dtype.itemsize, access=mmap.ACCESS_READ)
+    return np.frombuffer(mapping, dtype=dtype, count=count)
+
+
+def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    return base if isinstance(base, mmap.mmap) else None
+
+
+def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
+    """Drop the pages of the memory-mapped arrays in ``holders`` from this process's resident set.
+
+    A holder is a sparse matrix (its values and indices), an array, or None. Arrays held in memory
+    are left as they are. The data stay where they are: a page used again is read back from the
+    page cache or the file.
+    """
+    for holder in holders:
+        arrays = (holder,) if isinstance(holder, np.ndarray) else (getattr(holder, "data", None),
+                                                                   getattr(holder, "indices", None))
+        for array in arrays:
+            mapping = _mapping_of(array) if isinstance(array, np.ndarray) else None
+            if mapping is not None and not mapping.closed:
+                mapping.madvise(mmap.MADV_DONTNEED)
+
+
+def trim_heap() -> None:
+    """Give the C heap's free memory back to the operating system (glibc's ``malloc_trim``; elsewhere nothing)."""
+    library = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(library).malloc_trim if library else None
+    except (OSError, AttributeError):  # not glibc
+        trim = None
+    if trim is not None:
+        trim(0)
+    else:
+        logging.getLogger(__name__).debug("no malloc_trim in this C library: the heap is left as it is")

@@ -1,0 +1,113 @@
+"""A matrix counted under a budget lives in files mapped into memory: the same values, no file left behind,
+its pages let go by the passes, and every stage of a fit takes it as it takes a matrix in memory."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import glovev_ext
+from glovev_ext import CooccurrenceVectorizer
+from glovev_ext._memory import _mapping_of, map_file, release_pages
+
+PARAMS = dict(window=6, min_count=2, chunk_size=10_000, progress=False)
+
+
+def resident_pages_of(array: np.ndarray) -> int:
+    """Pages of ``array`` resident in this process, from /proc/self/smaps (the mapping holding its first byte)."""
+    address = array.__array_interface__["data"][0]
+    with open("/proc/self/smaps", encoding="ascii") as smaps:
+        lines = smaps.read().splitlines()
+    for k, line in enumerate(lines):
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            start, end = (int(part, 16) for part in fields[0].split("-"))
+            if start <= address < end:
+                rss = next(item for item in lines[k + 1:] if item.startswith("Rss:"))
+                return int(rss.split()[1]) // 4
+    raise AssertionError("no mapping holds the array")
+
+
+@pytest.fixture(scope="module")
+def paragraphs() -> list[str]:
+    return list(glovev_ext.load_default_corpus(max_documents=2000))
+
+
+def test_a_spilled_matrix_is_mapped_from_deleted_files_with_the_same_values(paragraphs, private_tmpdir):
+    expected = CooccurrenceVectorizer(**PARAMS).fit_transform(paragraphs)
+    mapped = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs)
+    assert _mapping_of(expected.data) is None and _mapping_of(expected.indices) is None
+    assert _mapping_of(mapped.data) is not None and _mapping_of(mapped.indices) is not None
+    assert not mapped.data.flags.writeable  # an attempt to change it fails instead of writing to a file
+    assert mapped.data.tobytes() == expected.data.tobytes()
+    np.testing.assert_array_equal(mapped.indices, expected.indices)
+    np.testing.assert_array_equal(mapped.indptr, expected.indptr)
+    assert list(os.walk(private_tmpdir)) == [(str(private_tmpdir), [], [])]
+
+
+def test_releasing_drops_the_resident_pages_and_keeps_the_values(paragraphs):
+    mapped = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs)
+    before = mapped.data.tobytes()  # reads every page
+    assert resident_pages_of(mapped.data) >= mapped.data.nbytes // 4096
+    release_pages(mapped)
+    assert resident_pages_of(mapped.data) == 0
+    assert mapped.data.tobytes() == before
+    in_memory = CooccurrenceVectorizer(**PARAMS).fit_transform(paragraphs)
+    release_pages(in_memory, None)  # nothing to let go: left as it is
+    assert in_memory.data.tobytes() == before
+
+
+def test_a_fit_of_a_mapped_matrix_is_the_fit_of_the_matrix_in_memory(paragraphs):
+    options = dict(n_components=6, epochs=3, n_jobs=2, progress=False)
+    vectorizer = CooccurrenceVectorizer(min_count=5, progress=False)
+    fits = [glovev_ext.fit_corpus(paragraphs, vectorizer.set_params(max_memory=budget),
+                                  glovev_ext.GloVeVEstimator(max_memory=budget, **options), progress=False)
+            for budget in (None, "100K")]
+    assert _mapping_of(fits[1].cooccurrence.data) is not None
+    in_memory, mapped = (fit.keyed_vectors for fit in fits)
+    assert mapped.vectors.tobytes() == in_memory.vectors.tobytes()
+    rows = np.flatnonzero(in_memory.covariance_rows >= 0)
+    np.testing.assert_array_equal(mapped.covariance_rows, in_memory.covariance_rows)
+    for i in rows[::50]:
+        assert mapped.covariance(mapped.index_to_key[i]).tobytes() == \
+            in_memory.covariance(in_memory.index_to_key[i]).tobytes()
+    assert fits[1].estimator.noise_scale_.to_dict() == fits[0].estimator.noise_scale_.to_dict()
+
+
+def test_a_truncated_file_is_named(tmp_path):
+    path = tmp_path / "values.bin"
+    np.arange(10, dtype=np.float64).tofile(path)
+    np.testing.assert_array_equal(map_file(path, np.float64, 10), np.arange(10.0))
+    with pytest.raises(OSError, match=r"values.bin holds 80 bytes, fewer than the 88 of 11 float64 items: it is "
+                                      r"truncated"):
+        map_file(path, np.float64, 11)
+    assert map_file(path, np.int32, 0).size == 0
+
+
+def test_a_loaded_store_lets_go_of_the_pages_its_queries_read(tmp_path, paragraphs):
+    fitted = glovev_ext.fit_corpus(paragraphs, CooccurrenceVectorizer(min_count=5, progress=False),
+                                   glovev_ext.GloVeVEstimator(n_components=20, epochs=2, progress=False),
+                                   calibrate_noise=False, progress=False, output=tmp_path / "model")
+    kv, _ = glovev_ext.load_model(tmp_path / "model")
+    store = kv.covariance_store
+    assert _mapping_of(store._factors) is not None  # saved beside the pickle (large enough), and mapped
+    words = [word for word in kv.index_to_key if kv.has_covariance(word)]
+    before = [kv.covariance(word) for word in words]
+    assert resident_pages_of(store._factors) > 0
+    store.release_pages()
+    assert resident_pages_of(store._factors) == 0
+    for word, covariance in zip(words, before):
+        assert kv.covariance(word).tobytes() == covariance.tobytes()
+    fitted.keyed_vectors.covariance_store.release_pages()  # a store in memory: left as it is
+    assert fitted.keyed_vectors.covariance(words[0]).tobytes() == before[0].tobytes()
+
+
+def test_trimming_the_heap_works_with_or_without_glibc(monkeypatch, caplog):
+    from glovev_ext import _memory
+    _memory.trim_heap()
+    monkeypatch.setattr(_memory.ctypes.util, "find_library", lambda name: None)
+    with caplog.at_level("DEBUG", logger="glovev_ext._memory"):
+        _memory.trim_heap()
+    assert caplog.messages == ["no malloc_trim in this C library: the heap is left as it is"]
