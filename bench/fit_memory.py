@@ -27,18 +27,10 @@ import time
 from pathlib import Path
 
 from _data import SHARED_DATA
+from _peaks import peak_since_last_call
 
 CORPORA = {"embedded": None, "gutenberg_us_10m": SHARED_DATA / "gutenberg_us_10m" / "gutenberg_us_10m.txt.gz",
            "gutenberg_us_31m": SHARED_DATA / "gutenberg_us_31m" / "gutenberg_us.txt.gz"}
-
-
-def _peak_since_last_call() -> int:
-    """Bytes: this process's peak resident set since the last call (or its start); the peak is reset."""
-    with open("/proc/self/status", encoding="ascii") as status:
-        peak = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmHWM:"))
-    with open("/proc/self/clear_refs", "w", encoding="ascii") as clear:
-        clear.write("5")
-    return peak
 
 
 class _StageMarks:
@@ -51,7 +43,7 @@ class _StageMarks:
     def close(self, text: str) -> None:
         text = text.strip()
         if text:
-            self.stages.append((time.perf_counter() - self.started, _peak_since_last_call(), text))
+            self.stages.append((time.perf_counter() - self.started, peak_since_last_call(), text))
 
 
 class _MarkingHandler(logging.Handler):
@@ -77,7 +69,7 @@ def run_fit(argv: list[str]) -> tuple[list[tuple[float, int, str]], int]:
     """Run ``glovev fit argv`` in this process; each stage's (seconds at its end, peak bytes, closing line)."""
     from glovev_ext import cli
     marks = _StageMarks()
-    _peak_since_last_call()
+    peak_since_last_call()
     logging.getLogger("glovev_ext").addHandler(_MarkingHandler(marks))
     sys.stdout = _MarkingOutput(marks)
     try:

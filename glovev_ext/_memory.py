@@ -22,6 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 
 
+# madvise exists on Unix only; elsewhere the pages stay until the system reclaims them.
+_DONT_NEED = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mmap.mmap, "madvise") else None
+
+
 def map_file(path: str | os.PathLike, dtype, count: int) -> np.ndarray:
     """The first ``count`` items of the raw file ``path`` as a read-only array mapped from it.
 
@@ -60,8 +64,8 @@ def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
                                                                    getattr(holder, "indices", None))
         for array in arrays:
             mapping = _mapping_of(array) if isinstance(array, np.ndarray) else None
-            if mapping is not None and not mapping.closed:
-                mapping.madvise(mmap.MADV_DONTNEED)
+            if mapping is not None and not mapping.closed and _DONT_NEED is not None:
+                mapping.madvise(_DONT_NEED)
 
 
 def trim_heap() -> None:

@@ -654,8 +654,8 @@ def test_self_similarity_intervals_cover_away_from_1_and_say_they_do_not_near_it
 
 
 @pytest.mark.xfail(strict=True, reason="self-similarity near 1: noise bias beyond the delta method's error "
-                                       "(docs/method.md 7.3; measured 0.76 for this word)")
-def test_self_similarity_intervals_cover_a_true_value_of_0_9(simulation, record_property):
-    coverage = self_similarity_coverage(simulation, 0.9)
-    record_property("self_similarity_coverage_0.9", coverage)
+                                       "(docs/method.md 7.3; measured 0.72 for this word)")
+def test_self_similarity_intervals_cover_a_true_value_of_0_99(simulation, record_property):
+    coverage = self_similarity_coverage(simulation, 0.99)
+    record_property("self_similarity_coverage_0.99", coverage)
     assert coverage >= 0.935
