@@ -17,11 +17,15 @@ import ctypes.util
 import logging
 import mmap
 import os
+import weakref
 
 import numpy as np
 import scipy.sparse as sp
 
 
+# The read-only file mappings map_file made (the only bare mmap objects whose pages are let go of).
+_FILE_MAPPINGS: weakref.WeakSet = weakref.WeakSet()
+_SHARED_MODES = ("r", "r+", "w+", "readonly", "readwrite", "write")
 # madvise exists on Unix only; elsewhere the pages stay until the system reclaims them.
 _DONT_NEED = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mmap.mmap, "madvise") else None
 
@@ -40,16 +44,27 @@ def map_file(path: str | os.PathLike, dtype, count: int) -> np.ndarray:
             raise OSError(f"{path} holds {size} bytes, fewer than the {count * dtype.itemsize} of {count} {dtype} "
                           "items: it is truncated")
         mapping = mmap.mmap(handle.fileno(), count * dtype.itemsize, access=mmap.ACCESS_READ)
+    _FILE_MAPPINGS.add(mapping)
     return np.frombuffer(mapping, dtype=dtype, count=count)
 
 
-def _mapping_of(array: np.ndarray) -> mmap.mmap | None:
+def mapping_of(array: np.ndarray) -> mmap.mmap | None:
+    """The mapping of a file shared with this process that ``array`` views, or None.
+
+    Only mappings whose pages can be let go of without losing data count: those :func:`map_file`
+    made, and ``numpy.memmap`` arrays opened read-only or read-write (``"r"``, ``"r+"``, ``"w+"``).
+    Anonymous mappings (memory) and copy-on-write ones (``"c"``, whose changes live only in this
+    process) are None.
+    """
     base = array
     while isinstance(base, np.ndarray):
+        if isinstance(base, np.memmap):
+            shared = base.mode in _SHARED_MODES and isinstance(base.base, mmap.mmap)
+            return base.base if shared else None
         base = base.base
     if isinstance(base, memoryview):
         base = base.obj
-    return base if isinstance(base, mmap.mmap) else None
+    return base if isinstance(base, mmap.mmap) and base in _FILE_MAPPINGS else None
 
 
 def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
@@ -63,7 +78,7 @@ def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
         arrays = (holder,) if isinstance(holder, np.ndarray) else (getattr(holder, "data", None),
                                                                    getattr(holder, "indices", None))
         for array in arrays:
-            mapping = _mapping_of(array) if isinstance(array, np.ndarray) else None
+            mapping = mapping_of(array) if isinstance(array, np.ndarray) else None
             if mapping is not None and not mapping.closed and _DONT_NEED is not None:
                 mapping.madvise(_DONT_NEED)
 

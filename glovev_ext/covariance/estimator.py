@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +21,7 @@ from .._memory import trim_heap
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from ..glove.trainer import check_training_params
+from .factor import packed_size
 from .passes import covariance_pass, threaded_runner
 from .noise_scale import NoiseScale, compare_half_rows, noise_scale_from
 from .prior import free_row_posteriors, posterior_sweeps, row_optima, row_posteriors
@@ -85,8 +89,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         Memory budget of training (bytes, or a size such as ``"600M"``): the entries of ``X`` go to
         a file in ``TMPDIR`` once and are read one block per thread at a time, so training holds
         its parameters and nothing per nonzero, with the same result as without a budget (see
-        :func:`~glovev_ext.glove.train_glove`). The matrix passed to ``fit`` and the covariance
-        pass are not bounded by it.
+        :func:`~glovev_ext.glove.train_glove`). With ``covariance_storage="memory"``, covariances
+        that would take more than a quarter of the budget are written to a file in ``TMPDIR`` as
+        they are computed and memory-mapped from it (the file is deleted at once; the mapping
+        keeps it until the store is freed), with the same values. The matrix passed to ``fit``
+        is not bounded by it (the vectorizer's ``max_memory`` keeps it on disk).
     covariance_storage : {"memory", "lazy"} or path, default="memory"
         Where the covariance factors live: in memory; computed for a word when first asked
         (nothing stored for words never queried; the store reads the matrix passed to ``fit``,
@@ -289,7 +296,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             sigma2 = residual_variances(fitter, self.embedding_, self.bias_)
             self.covariance_ = CovarianceStore.lazy(fitter, self.embedding_, self.bias_, sigma2, words=self.words_)
         else:
-            self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves)
+            with self._store_on_disk(storage, n_words, dim, factor_dtype) as storage:
+                self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves)
         self.sigma2_ = np.asarray(self.covariance_.sigma2)
         self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
         self.covariance_defined_ = self.covariance_.defined
@@ -503,6 +511,24 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if isinstance(storage, (str, os.PathLike)):
             return os.fspath(storage)
         raise ValueError(f"covariance_storage must be 'memory', 'lazy' or a file path, got {storage!r}")
+
+    @contextmanager
+    def _store_on_disk(self, storage: str, n_words: int, dim: int, factor_dtype: np.dtype) -> Iterator[str]:
+        """``storage``, or under a budget that in-memory covariances would take more than a quarter of, a file in a
+        temporary folder (TMPDIR): the store is memory-mapped from it and the file deleted once it is (the
+        mapping keeps it until the store is freed)."""
+        needed = n_words * packed_size(dim) * np.dtype(factor_dtype).itemsize
+        budget = parse_memory(self.max_memory)
+        if storage != "memory" or budget is None or needed <= budget // 4:
+            yield storage
+            return
+        folder = tempfile.mkdtemp(prefix="glovev-covariances-")
+        logger.info("max_memory=%s: the covariances (%.0f MiB) are written to a file in %s, memory-mapped",
+                    self.max_memory, needed / 2**20, folder)
+        try:
+            yield os.path.join(folder, "covariances.glovev")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
                              n_jobs: int, halves: tuple | None) -> CovarianceStore:

@@ -135,6 +135,7 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
             factors[block_factor_rows[k]] = fit.factor.packed
     if isinstance(factors, np.memmap):
         factors.flush()
+        release_pages(factors)  # written to the file: the pages need not stay in this process
     return summary
 
 

@@ -10,7 +10,7 @@ from threading import Lock
 import numpy as np
 from gensim.utils import SaveLoad
 
-from .._memory import release_pages
+from .._memory import mapping_of, release_pages
 from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
                      Factor, packed_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
@@ -373,6 +373,24 @@ class CovarianceStore(SaveLoad):
                 writer.add(int(position), rewrite(int(position), self._factor(int(rows[position]))))
         return writer.store
 
+    def _save_specials(self, fname, separately, sep_limit, ignore, pickle_protocol, compress, subname):
+        """gensim's saving of the large arrays, but memory-mapped factors are written a chunk at a time: numpy's
+        ``np.save`` reads the whole mapping into the resident set at once. The file is the one ``np.save``
+        writes, and gensim loads it as it loads its own."""
+        factors = self.__dict__.get("_factors")
+        if compress or mapping_of(factors) is None or factors.size < sep_limit or "_factors" in ignore:
+            return super()._save_specials(fname, separately, sep_limit, ignore, pickle_protocol, compress, subname)
+        _save_in_chunks(subname(fname, "_factors"), factors)
+        del self._factors
+        try:
+            restores = super()._save_specials(fname, separately, sep_limit, ignore, pickle_protocol, compress,
+                                              subname)
+        except BaseException:
+            self._factors = factors
+            raise
+        self.__dict__["__numpys"] = [*self.__dict__["__numpys"], "_factors"]
+        return [*restores, (self, {"_factors": factors})]
+
     def release_pages(self) -> None:
         """Drop the pages of memory-mapped factors that queries have read from this process's resident set (they
         stay in the page cache; a store in memory is left as it is). A loaded model maps its store: reading
@@ -486,6 +504,10 @@ class CovarianceStore(SaveLoad):
         self._cache.clear()
 
 
+# A file store's writer lets go of the pages it has written every this many factors.
+_RELEASE_EVERY_ROWS = 4096
+
+
 class CovarianceStoreWriter:
     """Fills a new covariance store word by word: in memory, or straight into a file written atomically.
 
@@ -542,6 +564,8 @@ class CovarianceStoreWriter:
         _put(self.factors[self._next_row], factor.packed)
         self.per_word.record(position, factor, self._next_row)
         self._next_row += 1
+        if self._path is not None and self._next_row % _RELEASE_EVERY_ROWS == 0:
+            release_pages(self.factors)  # the rows written stay in the file (the page cache writes them back)
 
     def __exit__(self, exc_type, exc, traceback) -> bool:
         if self._file is not None:
@@ -557,3 +581,14 @@ def _put(row: np.ndarray, packed: np.ndarray) -> None:
     """A factor into a store row: a triangle fills it, a compact factor its start (the rest zero)."""
     row[:packed.size] = packed
     row[packed.size:] = 0.0
+
+
+def _save_in_chunks(path: str, array: np.ndarray, chunk_bytes: int = 1 << 26) -> None:
+    """``np.save(path, array)``, byte for byte, writing a C-contiguous memory-mapped ``array`` a chunk of rows at a
+    time and letting go of each chunk's pages."""
+    rows = max(1, chunk_bytes // max(1, array[:1].nbytes))
+    with open(path, "wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, np.lib.format.header_data_from_array_1_0(array))
+        for start in range(0, array.shape[0], rows):
+            handle.write(np.ascontiguousarray(array[start:start + rows]).tobytes())
+            release_pages(array)

@@ -3,6 +3,7 @@ its pages let go by the passes, and every stage of a fit takes it as it takes a 
 
 from __future__ import annotations
 
+import mmap
 import os
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 
 import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
-from glovev_ext._memory import _mapping_of, map_file, release_pages
+from glovev_ext._memory import mapping_of, map_file, release_pages
 
 PARAMS = dict(window=6, min_count=2, chunk_size=10_000, progress=False)
 
@@ -38,8 +39,8 @@ def paragraphs() -> list[str]:
 def test_a_spilled_matrix_is_mapped_from_deleted_files_with_the_same_values(paragraphs, private_tmpdir):
     expected = CooccurrenceVectorizer(**PARAMS).fit_transform(paragraphs)
     mapped = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs)
-    assert _mapping_of(expected.data) is None and _mapping_of(expected.indices) is None
-    assert _mapping_of(mapped.data) is not None and _mapping_of(mapped.indices) is not None
+    assert mapping_of(expected.data) is None and mapping_of(expected.indices) is None
+    assert mapping_of(mapped.data) is not None and mapping_of(mapped.indices) is not None
     assert not mapped.data.flags.writeable  # an attempt to change it fails instead of writing to a file
     assert mapped.data.tobytes() == expected.data.tobytes()
     np.testing.assert_array_equal(mapped.indices, expected.indices)
@@ -65,7 +66,7 @@ def test_a_fit_of_a_mapped_matrix_is_the_fit_of_the_matrix_in_memory(paragraphs)
     fits = [glovev_ext.fit_corpus(paragraphs, vectorizer.set_params(max_memory=budget),
                                   glovev_ext.GloVeVEstimator(max_memory=budget, **options), progress=False)
             for budget in (None, "100K")]
-    assert _mapping_of(fits[1].cooccurrence.data) is not None
+    assert mapping_of(fits[1].cooccurrence.data) is not None
     in_memory, mapped = (fit.keyed_vectors for fit in fits)
     assert mapped.vectors.tobytes() == in_memory.vectors.tobytes()
     rows = np.flatnonzero(in_memory.covariance_rows >= 0)
@@ -92,7 +93,7 @@ def test_a_loaded_store_lets_go_of_the_pages_its_queries_read(tmp_path, paragrap
                                    calibrate_noise=False, progress=False, output=tmp_path / "model")
     kv, _ = glovev_ext.load_model(tmp_path / "model")
     store = kv.covariance_store
-    assert _mapping_of(store._factors) is not None  # saved beside the pickle (large enough), and mapped
+    assert mapping_of(store._factors) is not None  # saved beside the pickle (large enough), and mapped
     words = [word for word in kv.index_to_key if kv.has_covariance(word)]
     before = [kv.covariance(word) for word in words]
     assert resident_pages_of(store._factors) > 0
@@ -111,3 +112,50 @@ def test_trimming_the_heap_works_with_or_without_glibc(monkeypatch, caplog):
     with caplog.at_level("DEBUG", logger="glovev_ext._memory"):
         _memory.trim_heap()
     assert caplog.messages == ["no malloc_trim in this C library: the heap is left as it is"]
+
+
+def test_under_a_budget_the_covariances_are_written_to_a_file_and_mapped(paragraphs, private_tmpdir, tmp_path):
+    """Covariances that would take more than a quarter of the budget go to a file as they are computed; the
+    store is memory-mapped from it, the same values; no file is left; saving writes what np.save writes."""
+    options = dict(n_components=20, epochs=2, n_jobs=2, progress=False)
+    vectorizer = CooccurrenceVectorizer(min_count=5, progress=False)
+    fits = {budget: glovev_ext.fit_corpus(paragraphs, vectorizer.set_params(max_memory=budget),
+                                          glovev_ext.GloVeVEstimator(max_memory=budget, **options), progress=False)
+            for budget in (None, "2M")}
+    in_memory, mapped = fits[None].keyed_vectors, fits["2M"].keyed_vectors
+    assert mapping_of(in_memory.covariance_store._factors) is None
+    assert mapping_of(mapped.covariance_store._factors) is not None
+    assert list(os.walk(private_tmpdir)) == [(str(private_tmpdir), [], [])]
+    assert mapped.vectors.tobytes() == in_memory.vectors.tobytes()
+    assert mapped.covariance_store._factors.tobytes() == in_memory.covariance_store._factors.tobytes()
+    for name, kv in (("memory", in_memory), ("mapped", mapped)):
+        glovev_ext.save_model(tmp_path / name, kv)
+    saved = {name: sorted(p.name for p in (tmp_path / name).iterdir()) for name in ("memory", "mapped")}
+    assert saved["memory"] == saved["mapped"]
+    factors_file = "vectors.kv.covariance_store._factors.npy"
+    assert factors_file in saved["mapped"]
+    assert (tmp_path / "mapped" / factors_file).read_bytes() == (tmp_path / "memory" / factors_file).read_bytes()
+    loaded, _ = glovev_ext.load_model(tmp_path / "mapped")
+    word = next(w for w in loaded.index_to_key if loaded.has_covariance(w))
+    assert loaded.covariance(word).tobytes() == in_memory.covariance(word).tobytes()
+    assert mapping_of(mapped.covariance_store._factors) is not None  # the fitted store kept its factors
+
+
+def test_memory_and_copy_on_write_mappings_are_never_let_go_of(tmp_path):
+    """Letting go of an anonymous or a copy-on-write mapping's pages would lose what they hold: such arrays are
+    left alone (an in-memory covariance pass keeps its factors in an anonymous mapping)."""
+    anonymous = np.frombuffer(mmap.mmap(-1, 8 * 1000), dtype=np.float64)
+    anonymous[:] = np.arange(1000.0)
+    path = tmp_path / "values.npy"
+    np.save(path, np.zeros(1000))
+    private = np.load(path, mmap_mode="c")
+    private[:] = np.arange(1000.0)
+    shared = np.load(path, mmap_mode="r+")
+    assert mapping_of(anonymous) is None and mapping_of(private) is None and mapping_of(shared) is not None
+    release_pages(anonymous, private)
+    np.testing.assert_array_equal(anonymous, np.arange(1000.0))
+    np.testing.assert_array_equal(private, np.arange(1000.0))
+    shared[:] = 7.0
+    release_pages(shared)  # a shared mapping's changes live in the file: nothing is lost
+    np.testing.assert_array_equal(shared, np.full(1000, 7.0))
+    np.testing.assert_array_equal(np.load(path), np.full(1000, 7.0))
