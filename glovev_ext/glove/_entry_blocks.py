@@ -107,30 +107,29 @@ class FileBlocks:
         self.n_groups = n_groups
         group = word_groups(np.diff(matrix.indptr), n_groups)
         chunks = _row_chunks(matrix.indptr, chunk_entries)
-        counts = np.zeros(n_groups**2, dtype=np.int64)
-        for start, stop in chunks:
+        chunk_counts = np.zeros((len(chunks), n_groups**2), dtype=np.int64)  # each chunk's entries per block
+        for k, (start, stop) in enumerate(chunks):
             _block_counts(matrix.indptr[start:stop + 1], matrix.indices[matrix.indptr[start]:matrix.indptr[stop]],
-                          group, n_groups, start, counts)
+                          group, n_groups, start, chunk_counts[k])
             release_pages(matrix)
-        self.bounds = np.concatenate([[0], np.cumsum(counts)])
+        self.bounds = np.concatenate([[0], np.cumsum(chunk_counts.sum(axis=0))])
         cursor = self.bounds[:-1].copy()
         with open(self.path, "wb") as handle:
             handle.truncate(int(self.bounds[-1]) * ENTRY_FILE_BYTES)
             descriptor = handle.fileno()
-            for start, stop in chunks:
-                self._write_chunk(descriptor, matrix, group, start, stop, cursor)
+            for (start, stop), counts in zip(chunks, chunk_counts):
+                self._write_chunk(descriptor, matrix, group, start, stop, counts, cursor)
                 release_pages(matrix)
 
     def _write_chunk(self, descriptor: int, matrix: sp.csr_matrix, group: np.ndarray, start: int, stop: int,
-                     cursor: np.ndarray) -> None:
-        """Append the entries of rows ``start:stop`` to their blocks (each block's slots in order)."""
+                     counts: np.ndarray, cursor: np.ndarray) -> None:
+        """Append the entries of rows ``start:stop`` (``counts`` of them per block) to their blocks, each block's
+        slots in order."""
         indptr = matrix.indptr[start:stop + 1]
         first, last = int(indptr[0]), int(indptr[-1])
         cols = np.asarray(matrix.indices[first:last], dtype=np.int32)
         values = np.asarray(matrix.data[first:last], dtype=np.float64)
         rows = np.repeat(np.arange(start, stop, dtype=np.int32), np.diff(indptr))
-        counts = np.zeros(self.n_groups**2, dtype=np.int64)
-        _block_counts(indptr, cols, group, self.n_groups, start, counts)
         local = np.empty(last - first, dtype=np.int64)
         local_bounds = np.concatenate([[0], np.cumsum(counts)])
         _deal_entries(indptr, cols, group, self.n_groups, start, 0, local_bounds[:-1].copy(), local)

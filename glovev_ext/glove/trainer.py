@@ -151,17 +151,16 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
                 n_words, nnz, n_components, epochs, n_threads, schedule,
                 "" if max_memory is None else ", entries on disk")
     pool = ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-train") if n_threads > 1 else None
-    folder = None
+    folder = tempfile.TemporaryDirectory(prefix="glovev-train-") if max_memory is not None else None
     try:
         if schedule == "hogwild":
             run_epoch = _HogwildSchedule(matrix, n_threads, x_max, alpha)
         elif max_memory is None:
             run_epoch = _BlockSchedule(MemoryBlocks(matrix, _N_WORD_GROUPS), x_max, alpha)
         else:
-            folder = tempfile.mkdtemp(prefix="glovev-train-")
             # the file is written a chunk of rows at a time: an eighth of the budget, within [64Ki, 4Mi] entries
             chunk_entries = min(1 << 22, max(1 << 16, max_memory // (8 * CHUNK_ENTRY_BYTES)))
-            blocks = FileBlocks(matrix, _N_WORD_GROUPS, os.path.join(folder, "entries.bin"), chunk_entries)
+            blocks = FileBlocks(matrix, _N_WORD_GROUPS, os.path.join(folder.name, "entries.bin"), chunk_entries)
             _check_training_budget(max_memory, params, blocks.bounds, n_threads)
             run_epoch = _BlockSchedule(blocks, x_max, alpha)
         args = (params, gradsq, learning_rate, grad_clip)
@@ -175,9 +174,7 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         if pool is not None:
             pool.shutdown(wait=True)
         if folder is not None:
-            for name in os.listdir(folder):
-                os.remove(os.path.join(folder, name))
-            os.rmdir(folder)
+            folder.cleanup()
     return GloVeParameters(
         center_vectors=np.ascontiguousarray(params[:n_words, :n_components]),
         context_vectors=np.ascontiguousarray(params[n_words:, :n_components]),
