@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
@@ -34,7 +35,8 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from ._fit_report import PROBE_WORDS, premise_lines, report_parts
 from ._memory import trim_heap
 from .counting import CooccurrenceVectorizer, LineCorpus, default_corpus_path, load_default_corpus
-from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, GloVeVEstimator
+from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, CovarianceStore, GloVeVEstimator
+from .covariance.factor import LOW_RANK_PLUS_DIAGONAL, packed_size
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import check_fit_params, fit_corpus, fit_metadata
 from .atomic import atomic_path, check_writable
@@ -244,6 +246,14 @@ def _build_parser() -> argparse.ArgumentParser:
                           "training reads the co-occurrences from a file one block at a time (both in TMPDIR: "
                           "on a disk, not a RAM file system, for the budget to save memory), with the same "
                           "result (default: no budget)")
+    fit.add_argument("--covariance-dtype", choices=("float64", "float32"), default=glove["covariance_dtype"],
+                     help="dtype of the stored covariance factors: float32 halves the saved model "
+                          "(default %(default)s)")
+    fit.add_argument("--covariance-approximation", type=_approximation, default=glove["covariance_approximation"],
+                     metavar="K_OR_SHARE",
+                     help="keep each covariance compact: its K leading eigenpairs (an integer), or those holding "
+                          "this share of its variance (a number in (0, 1]), plus the other variances on a "
+                          "diagonal; results that use one say so (default: exact)")
     fit.add_argument("--conditioning", choices=CONDITIONING_CHOICES, default=glove["conditioning"],
                      help="exact: invert every H_i whose condition number is at most 1e10, no covariance above it; "
                           "paper: the GloVe-V paper's pseudo-inverse, which understates variances "
@@ -499,6 +509,33 @@ def _noise_scale_line(scale) -> str:
             "(docs/method.md 6.13)")
 
 
+def _compact_line(store: CovarianceStore) -> str:
+    """What ``--covariance-approximation`` kept: how many words are approximated, their ranks, the row width."""
+    compact = store.approximation == LOW_RANK_PLUS_DIAGONAL
+    exact = int((store.defined & ~compact).sum())
+    dim = store.shape[1]
+    if not compact.any():
+        return (f"covariances kept exact: for each of the {exact:,} words the eigenpairs asked for would take as many "
+                f"numbers as its triangle ({packed_size(dim):,})")
+    ranks = store.rank[compact]
+    return (f"covariances kept compact: {int(compact.sum()):,} words as their k leading eigenpairs plus a diagonal "
+            f"of the other variances (k median {int(np.median(ranks))}, {ranks.min()} to {ranks.max()} of D={dim}), "
+            f"{exact:,} exact (their k would save nothing); {store.factor_row_width:,} numbers per word instead "
+            f"of a triangle's {packed_size(dim):,}")
+
+
+def _approximation(text: str) -> int | float:
+    """``--covariance-approximation``: an integer is a number of eigenpairs, a number with a point a share."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of eigenpairs (e.g. 10) or a share of the "
+                                             f"variance (e.g. 0.9), got {text!r}") from None
+
+
 def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloVeVEstimator]:
     """The vectorizer and the estimator that ``glovev fit``'s options describe, checked by the library before any
     work (its errors name the parameter: the option's name with underscores, but ``max_vocab_size`` for
@@ -508,6 +545,8 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
                                         max_memory=args.max_memory)
     estimator = GloVeVEstimator(args.n_components, epochs=args.epochs, x_max=args.x_max, alpha=args.alpha,
                                 random_state=args.random_state, n_jobs=args.n_jobs, max_memory=args.max_memory,
+                                covariance_dtype=args.covariance_dtype,
+                                covariance_approximation=args.covariance_approximation,
                                 conditioning=args.conditioning,
                                 point_estimate=args.point_estimate, n_sweeps=args.sweeps,
                                 prior_strength=args.prior_strength)
@@ -566,6 +605,8 @@ def _run_fit(args: argparse.Namespace) -> int:
         _say(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
              f"{few:,} have {kv.vector_size} or fewer contexts; a word without a covariance gets no interval)  "
              f"[{model.fit_seconds_['covariances']:.1f} s]")
+    if model.covariance_approximation is not None:
+        _say(_compact_line(model.covariance_))
     args.metadata = metadata  # what an interruption compares the output folder with
     directory = save_model(args.output, kv, metadata, overwrite=args.overwrite)
     size = sum(path.stat().st_size for path in directory.iterdir())

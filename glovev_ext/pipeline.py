@@ -243,6 +243,7 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                   "learning_rate": None if pretrained else estimator.learning_rate, "x_max": estimator.x_max,
                   "alpha": estimator.alpha, "random_state": None if pretrained else random_state,
                   "schedule": None if pretrained else SCHEDULES[0], "covariance_dtype": estimator.covariance_dtype,
+                  "covariance_approximation": estimator.covariance_approximation,
                   "conditioning": estimator.conditioning, "point_estimate": estimator.point_estimate,
                   "n_sweeps": estimator.n_sweeps_ if estimator.point_estimate in ("alternating", "posterior") else None,
                   "prior_strength": estimator.prior_strength if estimator.point_estimate == "posterior" else None,

@@ -21,7 +21,7 @@ from .._memory import trim_heap
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from ..glove.trainer import check_training_params
-from .factor import packed_size
+from .factor import check_approximation, packed_size
 from .passes import covariance_pass, threaded_runner
 from .noise_scale import NoiseScale, compare_half_rows, noise_scale_from
 from .prior import free_row_posteriors, posterior_sweeps, row_optima, row_posteriors
@@ -100,7 +100,18 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         not a copy of it, when that matrix is already canonical CSR); or written at fit time to
         this file (atomic, memory-mapped afterwards).
     covariance_dtype : {"float64", "float32"}, default="float64"
-        dtype of the stored factors.
+        dtype of the stored factors (float32 halves the store; every covariance is still returned,
+        and used, in float64).
+    covariance_approximation : int, float or None, default=None
+        None keeps each word's covariance exactly. Otherwise each is kept compact, as its leading
+        eigenpairs plus a diagonal holding the variances they leave out
+        (:meth:`CovarianceStore.approximated`): an int is the number of eigenpairs ``k``, a float in
+        (0, 1] the share of each word's variance they must hold (as scikit-learn's PCA reads
+        ``n_components``). A word takes ``D (k + 1)`` numbers instead of ``D (D + 1) / 2`` (a word
+        whose ``k`` saves nothing stays exact); every variance stays exact, and every result that
+        uses an approximated covariance says so. How far standard errors move for a given ``k`` is
+        measured in ``bench/compact_covariances.py`` (on GloVe-V covariances the spectrum is flat: 90 %
+        of the variance takes more than half the eigenpairs, and saves nothing).
     conditioning : {"exact", "paper"}, default="exact"
         ``"exact"``: ``H_i^{-1}`` from its Cholesky factor whenever its estimated condition number
         is at most 1e10 (the inverse is then accurate to about 1e-6 relative); a word above it gets
@@ -210,6 +221,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                  learning_rate: float = 0.05, random_state=DEFAULT_SEED, n_jobs: int | None = -1,
                  max_memory: int | str | None = None,
                  covariance_storage: str | os.PathLike = "memory", covariance_dtype: str = "float64",
+                 covariance_approximation: int | float | None = None,
                  conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                  prior_strength: float = 1.0, noise_scale: NoiseScale | None = None,
                  pretrained: GloVeParameters | Sequence[np.ndarray] | None = None,
@@ -224,6 +236,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.max_memory = max_memory
         self.covariance_storage = covariance_storage
         self.covariance_dtype = covariance_dtype
+        self.covariance_approximation = covariance_approximation
         self.conditioning = conditioning
         self.point_estimate = point_estimate
         self.n_sweeps = n_sweeps
@@ -298,6 +311,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         else:
             with self._store_on_disk(storage, n_words, dim, factor_dtype) as storage:
                 self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves)
+                if self.covariance_approximation is not None:
+                    self.covariance_ = self.covariance_.approximated(
+                        self.covariance_approximation, path=None if storage == "memory" else storage, n_jobs=n_jobs)
         self.sigma2_ = np.asarray(self.covariance_.sigma2)
         self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
         self.covariance_defined_ = self.covariance_.defined
@@ -435,6 +451,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         factor_dtype = np.dtype(self.covariance_dtype)
         if factor_dtype not in (np.float32, np.float64):
             raise ValueError(f"covariance_dtype must be 'float64' or 'float32', got {self.covariance_dtype!r}")
+        if self.covariance_approximation is not None:
+            check_approximation(self.covariance_approximation, dim)
+            if storage == "lazy":
+                raise ValueError("covariance_approximation makes stored covariances compact; lazy storage stores "
+                                 "none: use covariance_storage='memory' or a path")
         n_jobs = resolve_n_jobs(self.n_jobs)
         if self.backend not in ("threads", "dask"):
             raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")

@@ -13,7 +13,10 @@ subclass of :class:`Factor`, with an integer ``kind`` that the store records for
   ``EIGENVALUE_CUTOFF`` times the largest dropped);
 - ``DiagonalRootFactor`` (``DIAGONAL_ROOT``) and ``ThinRootFactor`` (``THIN_ROOT``) keep a
   release's approximate covariances (``glovev_ext.adapters``) as they come, without a D x D triangle:
-  ``F`` is the diagonal (D numbers) or a ``(D, rank)`` root stored row by row, ``Sigma = sigma2 F F^T``.
+  ``F`` is the diagonal (D numbers) or a ``(D, rank)`` root stored row by row, ``Sigma = sigma2 F F^T``;
+- ``LowRankDiagonalFactor`` (``LOW_RANK_DIAGONAL_ROOT``) keeps a compact approximation of an exact
+  covariance (:meth:`Factor.approximated`): its leading ``rank`` eigenpairs as a ``(D, rank)`` root
+  ``L`` and the rest of its variances as a diagonal ``d``, ``Sigma = sigma2 (L L^T + diag(d)^2)``.
 
 Triangles are stored packed (BLAS column-major). A factor is built by a named constructor
 (:meth:`Factor.of_hessian`, :meth:`~Factor.of_covariance`, :meth:`~Factor.of_diagonal`,
@@ -36,14 +39,17 @@ from typing import ClassVar
 import numpy as np
 from scipy.linalg import blas, lapack, solve_triangular
 
-UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, DIAGONAL_ROOT, THIN_ROOT = 0, 1, 2, 3, 4, 5
+UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, DIAGONAL_ROOT, THIN_ROOT, LOW_RANK_DIAGONAL_ROOT = range(7)
 PENDING = -1  # a lazy store's word whose factor is not computed yet
-# How a covariance read from elsewhere approximates the word's covariance (the GloVe-V authors' release):
-EXACT, DIAGONAL, LOW_RANK = 0, 1, 2
-APPROXIMATION_NAMES = {EXACT: "exact", DIAGONAL: "diagonal", LOW_RANK: "low rank"}
+# How a covariance approximates the word's: read from the GloVe-V authors' release (diagonal or low
+# rank), or made compact here (low rank plus diagonal, Factor.approximated).
+EXACT, DIAGONAL, LOW_RANK, LOW_RANK_PLUS_DIAGONAL, LOW_RANK_BOUND = 0, 1, 2, 3, 4
+APPROXIMATION_NAMES = {EXACT: "exact", DIAGONAL: "diagonal", LOW_RANK: "low rank",
+                       LOW_RANK_PLUS_DIAGONAL: "low rank plus diagonal", LOW_RANK_BOUND: "low rank bound"}
+APPROXIMATION_FORMS = ("variances", "bound")
 KIND_NAMES = {UNDEFINED: "undefined", CHOLESKY: "inverse", PSEUDO_INVERSE: "pseudo-inverse",
               TRANSFORMED: "transformed", DIAGONAL_ROOT: "diagonal", THIN_ROOT: "low rank",
-              PENDING: "not computed yet"}
+              LOW_RANK_DIAGONAL_ROOT: "low rank plus diagonal", PENDING: "not computed yet"}
 EIGENVALUE_CUTOFF = 1e-3
 RANK_TOLERANCE = 1e-8
 _FEW_COLUMNS = 8  # up to this many gradients, BLAS works on the packed factor without unpacking it
@@ -157,7 +163,8 @@ class Factor:
     dim : int
         D.
     rank : int
-        Rank of ``Sigma``: D for an inverse, fewer for a pseudo-inverse or a rank-reducing map.
+        Rank of ``Sigma``: D for an inverse, fewer for a pseudo-inverse or a rank-reducing map; for a
+        ``LowRankDiagonalFactor``, the columns of its low-rank part.
     sigma2 : float
         The residual variance (1 for covariances given whole).
     dof : float
@@ -167,8 +174,9 @@ class Factor:
         Directions the paper's pseudo-inverse set to zero variance (``D - rank`` for that kind, kept
         through maps; 0 otherwise): along them the variance is understated.
     approximation : int
-        ``EXACT``, or how a covariance read from a release approximates the word's: ``DIAGONAL``
-        (its variances only) or ``LOW_RANK`` (its leading ``rank`` eigenpairs); kept through maps.
+        ``EXACT``, or how the covariance approximates the word's: read from a release, ``DIAGONAL``
+        (its variances only) or ``LOW_RANK`` (its leading ``rank`` eigenpairs); made compact by
+        :meth:`approximated`, ``LOW_RANK_PLUS_DIAGONAL`` or ``LOW_RANK_BOUND``. Kept through maps.
 
     Notes
     -----
@@ -264,6 +272,59 @@ class Factor:
         representation = _representation(kind)
         packed = np.asarray(row[:representation._stored_size(dim, rank)], dtype=np.float64)
         return representation(packed, dim, rank, sigma2, dof, understated, approximation)
+
+    def approximated(self, keep: int | float, form: str = "variances") -> Factor:
+        """A compact approximation: the leading eigenpairs of ``Sigma`` plus a diagonal.
+
+        With ``Sigma / sigma2 = U diag(s) U^T`` (descending ``s``) and its ``k`` leading eigenpairs:
+
+        - ``form="variances"``: ``U_k diag(s_k) U_k^T + diag(d)``, ``d`` the variances the
+          eigenpairs leave out. Every variance (and the trace) is exact; the covariances between
+          coordinates outside the leading directions are dropped, so a quadratic form ``g^T Sigma g``
+          (a delta-method variance) may come out smaller or larger than the exact one.
+        - ``form="bound"``: ``U_k diag(s_k - s_{k+1}) U_k^T + s_{k+1} I``, probabilistic PCA's form.
+          It dominates ``Sigma`` (every eigenvalue it drops is at most ``s_{k+1}``), so no quadratic
+          form is understated: intervals are wider than the exact ones, never narrower.
+
+        Either takes ``D (k + 1)`` numbers instead of a triangle's ``D (D + 1) / 2``.
+
+        Parameters
+        ----------
+        keep : int or float
+            ``k`` (an int, 1 to D), or the share of ``trace(Sigma)`` the ``k`` leading eigenpairs must
+            hold (a float in (0, 1]; the smallest such ``k``), as scikit-learn's PCA reads its
+            ``n_components``.
+        form : {"variances", "bound"}, default="variances"
+            What the diagonal holds (above).
+
+        Returns
+        -------
+        Factor
+            A ``LowRankDiagonalFactor`` (``approximation`` ``LOW_RANK_PLUS_DIAGONAL`` or
+            ``LOW_RANK_BOUND``; ``sigma2``, ``dof`` and ``understated`` carried over), or this factor
+            itself when the approximation would not take fewer numbers than this factor does.
+        """
+        check_form(form)
+        dim = self.dim
+        values, vectors = np.linalg.eigh(self._dense())
+        values, vectors = np.maximum(values[::-1], 0.0), vectors[:, ::-1]
+        k = leading_count(values, keep, dim)
+        if dim * (k + 1) >= self._stored_size(dim, self.rank):
+            return self
+        if form == "bound":
+            root = vectors[:, :k] * np.sqrt(values[:k] - values[k])
+            diagonal = np.full(dim, np.sqrt(values[k]))
+            approximation = LOW_RANK_BOUND
+        else:
+            root = vectors[:, :k] * np.sqrt(values[:k])
+            diagonal = np.sqrt(np.maximum(np.einsum("ij,ij->i", vectors[:, k:] * values[k:], vectors[:, k:]), 0.0))
+            approximation = LOW_RANK_PLUS_DIAGONAL
+        return LowRankDiagonalFactor(np.concatenate([root.ravel(), diagonal]), dim, k, self.sigma2, self.dof,
+                                     self.understated, approximation)
+
+    def eigenvalues(self) -> np.ndarray:
+        """The eigenvalues of ``Sigma / sigma2``, largest first (negative rounding set to 0)."""
+        return np.maximum(np.linalg.eigvalsh(self._dense())[::-1], 0.0)
 
     def with_sigma2(self, sigma2: float, dof: float | None = None) -> Factor:
         """The same factor with residual variance ``sigma2`` (estimated with ``dof`` degrees of freedom)."""
@@ -510,8 +571,91 @@ class ThinRootFactor(_CompactFactor):
         return z[:, :self.rank] @ self._compact_root().T
 
 
+class LowRankDiagonalFactor(_CompactFactor):
+    """``Sigma = sigma2 (L L^T + diag(d)^2)``: a ``(D, rank)`` root ``L`` and a diagonal ``d`` (kind
+    ``LOW_RANK_DIAGONAL_ROOT``).
+
+    ``packed`` is ``L`` row by row, then ``d`` (``D (rank + 1)`` numbers); its square root is the
+    ``(D, rank + D)`` matrix ``[L, diag(d)]``, so whitened gradients have ``rank + D`` rows. Draws use
+    the D x D triangle with the same ``F F^T`` (one QR per call). Built by :meth:`Factor.approximated`;
+    the attributes are :class:`Factor`'s (``rank`` is the columns of ``L``).
+    """
+
+    kind = LOW_RANK_DIAGONAL_ROOT
+
+    @classmethod
+    def _stored_size(cls, dim: int, rank: int) -> int:
+        return dim * (rank + 1)
+
+    @classmethod
+    def _unit_variances(cls, packed: np.ndarray, dim: int, ranks: np.ndarray) -> np.ndarray:
+        out = np.empty((ranks.size, dim))
+        for rank in np.unique(ranks):
+            same = np.flatnonzero(ranks == rank)
+            low_rank = (packed[same, :dim * rank].reshape(-1, dim, rank) ** 2).sum(axis=-1)
+            out[same] = low_rank + packed[same, dim * rank:dim * (rank + 1)] ** 2
+        return out
+
+    def _parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``L`` (D x rank) and ``d`` (D)."""
+        split = self.dim * self.rank
+        return self.packed[:split].reshape(self.dim, self.rank), self.packed[split:]
+
+    def _compact_root(self) -> np.ndarray:
+        low_rank, diagonal = self._parts()
+        return np.hstack([low_rank, np.diag(diagonal)])
+
+    def _whiten(self, gradients: np.ndarray) -> np.ndarray:
+        low_rank, diagonal = self._parts()
+        gradients = np.asarray(gradients, dtype=np.float64)
+        if gradients.ndim == 1:
+            return np.concatenate([low_rank.T @ gradients, diagonal * gradients])
+        return np.vstack([low_rank.T @ gradients, diagonal[:, None] * gradients])
+
+    _whiten_vector = _whiten
+
+    def _colorize_vector(self, y: np.ndarray) -> np.ndarray:
+        low_rank, diagonal = self._parts()
+        return low_rank @ y[:self.rank] + diagonal * y[self.rank:]
+
+    def _colorize(self, z: np.ndarray) -> np.ndarray:
+        return z @ self.lower().T
+
+    def _square_root(self) -> np.ndarray:
+        return self.lower()
+
+
+def check_form(form: object) -> None:
+    """Raise unless ``form`` is one of :data:`APPROXIMATION_FORMS`."""
+    if form not in APPROXIMATION_FORMS:
+        raise ValueError(f"form must be one of {', '.join(map(repr, APPROXIMATION_FORMS))}, got {form!r}")
+
+
+def check_approximation(keep: object, dim: int) -> None:
+    """Raise unless ``keep`` is 1 to ``dim`` eigenpairs (an int) or a share of the variance in (0, 1] (a float)."""
+    if isinstance(keep, (int, np.integer)) and not isinstance(keep, bool):
+        if not 1 <= keep <= dim:
+            raise ValueError(f"an approximation keeps 1 to D = {dim} eigenpairs, got {keep}")
+    elif not isinstance(keep, (float, np.floating)) or not 0.0 < keep <= 1.0:
+        raise ValueError(f"an approximation keeps an int number of eigenpairs or a float share of the variance in "
+                         f"(0, 1], got {keep!r}")
+
+
+def leading_count(values: np.ndarray, keep: int | float, dim: int) -> int:
+    """How many of the descending eigenvalues ``values`` :meth:`Factor.approximated` keeps for ``keep``."""
+    check_approximation(keep, dim)
+    if isinstance(keep, (int, np.integer)):
+        return int(keep)
+    total = values.sum()
+    if total <= 0:
+        return 1
+    # the first k whose leading eigenvalues hold the share (rounding cannot push it past D)
+    return min(int(np.searchsorted(np.cumsum(values) / total, keep * (1 - 1e-12))) + 1, dim)
+
+
 _REPRESENTATIONS = {representation.kind: representation for representation in
-                    (CholeskyFactor, PseudoInverseFactor, RootFactor, DiagonalRootFactor, ThinRootFactor)}
+                    (CholeskyFactor, PseudoInverseFactor, RootFactor, DiagonalRootFactor, ThinRootFactor,
+                     LowRankDiagonalFactor)}
 
 
 def _representation(kind: int) -> type[Factor]:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from threading import Lock
 
 import numpy as np
 from gensim.utils import SaveLoad
+from threadpoolctl import threadpool_limits
 
+from .._checks import resolve_n_jobs
 from .._memory import mapping_of, release_pages
-from .factor import (CHOLESKY, DIAGONAL_ROOT, EXACT, PENDING, PSEUDO_INVERSE, THIN_ROOT, TRANSFORMED, UNDEFINED,
-                     Factor, packed_size, variances)
+from .factor import (EXACT, KIND_NAMES, PENDING, PSEUDO_INVERSE, UNDEFINED, Factor, check_approximation,
+                     check_form, leading_count, packed_size, stored_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
 from .store_file import read_header, written_store_file
 from .wls import WordFitter, singular_reason
@@ -46,6 +49,8 @@ class CovarianceStore(SaveLoad):
         float64, the dtype of returned covariances (the factors may be stored as float32).
     factor_dtype : numpy.dtype
         dtype of the stored factors.
+    factor_row_width : int
+        Numbers each word's factor row holds.
     defined : ndarray of bool, shape (V,)
         Words that have a covariance.
     words : ndarray of str objects or None
@@ -153,6 +158,12 @@ class CovarianceStore(SaveLoad):
     @property
     def factor_dtype(self) -> np.dtype:
         return self._factors.dtype
+
+    @property
+    def factor_row_width(self) -> int:
+        """Numbers each factor row holds: a packed triangle's ``D (D + 1) / 2``, or fewer in a compact store
+        (:meth:`approximated`)."""
+        return int(self._factors.shape[1])
 
     @property
     def defined(self) -> np.ndarray:
@@ -339,7 +350,71 @@ class CovarianceStore(SaveLoad):
         rows = np.asarray(rows, dtype=np.int64)
         if words is None and self._words is not None:
             words = [self._words[r] if r >= 0 else f"<no covariance {i}>" for i, r in enumerate(rows)]
-        return self._rewritten(rows, lambda position, factor: factor, self.factor_dtype, words)
+        return self._rewritten(rows, lambda position, factor: factor, self.factor_dtype, words,
+                               row_width=self._factors.shape[1])
+
+    def approximated(self, keep: int | float, form: str = "variances", *, factor_dtype=None,
+                     path: str | os.PathLike | None = None, n_jobs: int | None = None) -> CovarianceStore:
+        """A compact store: each word's covariance as its leading eigenpairs plus a diagonal.
+
+        Each word's factor becomes :meth:`Factor.approximated` ``(keep, form)``: its ``k`` leading
+        eigenpairs and a diagonal (the variances they leave out, so every variance is exact; or,
+        ``form="bound"``, an upper bound, so no standard error is understated), ``D (k + 1)``
+        numbers instead of the triangle's ``D (D + 1) / 2``; a word whose ``k`` would save nothing
+        keeps its exact factor. Factor rows are as wide as the largest factor kept. Results that use
+        an approximated covariance say so (their caveats), and ``approximation`` is
+        ``LOW_RANK_PLUS_DIAGONAL`` or ``LOW_RANK_BOUND`` for those words.
+
+        Parameters
+        ----------
+        keep : int or float
+            Eigenpairs per word (an int), or the share of each word's variance (its covariance's
+            trace) they must hold (a float in (0, 1], the smallest ``k`` that does).
+        form : {"variances", "bound"}, default="variances"
+            What the diagonal holds (:meth:`Factor.approximated`).
+        factor_dtype : numpy dtype, optional
+            dtype of the new store's factors (default: this store's).
+        path : path, optional
+            Write the new store to this file (atomically; memory-mapped afterwards) instead of
+            keeping it in memory.
+        n_jobs : int or None, default=None
+            Threads (None or 1: one; -1: all cores); each word's eigendecomposition runs with one
+            BLAS thread.
+
+        Returns
+        -------
+        CovarianceStore
+            Words in the same order, ``n_contexts``, ``sigma2``, ``dof`` and ``condition`` carried over.
+        """
+        check_approximation(keep, self._dim)
+        check_form(form)
+        if self._fitter is not None:
+            raise ValueError("a lazy store computes covariances when asked: approximate an in-memory or file store")
+        words = np.flatnonzero(self.defined)
+        threads = resolve_n_jobs(n_jobs)
+        dim = self._dim
+        # A share gives each word its own k: a first pass of eigenvalues finds it (and so the row width), and the
+        # second writes each factor as it is made, so no more than a chunk of factors is ever held.
+        if isinstance(keep, (int, np.integer)):
+            ranks = np.full(words.size, keep, np.int64)
+        else:
+            counted = _per_chunk(words, threads, lambda chunk: [
+                leading_count(self._factor(int(i)).eigenvalues(), keep, dim) for i in chunk], self)
+            ranks = np.array([k for part in counted for k in part], np.int64)
+        own = np.array([stored_size(int(kind), dim, int(rank)) for kind, rank in
+                        zip(self._kind[words], self._rank[words])], np.int64)
+        width = int(np.minimum(dim * (ranks + 1), own).max()) if words.size else packed_size(dim)
+        dtype = self.factor_dtype if factor_dtype is None else np.dtype(factor_dtype)
+        k_of = dict(zip(words.tolist(), ranks.tolist()))
+        with CovarianceStoreWriter(self.shape[0], dim, words.size, factor_dtype=dtype, words=self._words,
+                                   path=path, row_width=width) as writer:
+            writer.per_word.n_contexts[:] = self._n_contexts
+            writer.per_word.condition[:] = self._condition
+            for chunk, factors in zip(_chunks(words), _per_chunk(words, threads, lambda chunk: [
+                    self._factor(int(i)).approximated(k_of[int(i)], form) for i in chunk], self)):
+                for position, factor in zip(chunk, factors):
+                    writer.add(int(position), factor)
+        return writer.store
 
     def mapped(self, rows: np.ndarray, linear_map: Callable[[int], np.ndarray]) -> CovarianceStore:
         """A store whose word k has covariance ``M_k Sigma_{rows[k]} M_k^T`` (no covariance if -1).
@@ -361,13 +436,13 @@ class CovarianceStore(SaveLoad):
                                lambda position, factor: factor.mapped(linear_map(position)), np.float64, None)
 
     def _rewritten(self, rows: np.ndarray, rewrite: Callable[[int, Factor], Factor], factor_dtype,
-                   words: Sequence[str] | None) -> CovarianceStore:
+                   words: Sequence[str] | None, row_width: int | None = None) -> CovarianceStore:
         """A store whose word k holds ``rewrite(k, factor of rows[k])`` (none where rows[k] is -1 or undefined)."""
         known = rows >= 0
         positions = np.flatnonzero(known)
         positions = positions[self.defined[rows[positions]]]
         with CovarianceStoreWriter(rows.size, self._dim, positions.size, factor_dtype=factor_dtype,
-                                   words=words) as writer:
+                                   words=words, row_width=row_width) as writer:
             writer.per_word.n_contexts[known] = self._n_contexts[rows[known]]
             for position in positions:
                 writer.add(int(position), rewrite(int(position), self._factor(int(rows[position]))))
@@ -406,7 +481,7 @@ class CovarianceStore(SaveLoad):
         if self._fitter is not None:
             self._compute_all()
         with written_store_file(path, self.shape[0], self._dim, self._factors.shape[0], self.factor_dtype,
-                                self._words) as (per_word, factors):
+                                self._words, self._factors.shape[1]) as (per_word, factors):
             self.per_word.copy_into(per_word)
             factors[:] = self._factors
 
@@ -436,10 +511,16 @@ class CovarianceStore(SaveLoad):
     def _check_consistency(self, path) -> None:
         kind, row = self._kind, self._factor_row
         defined = kind != UNDEFINED
-        if not np.isin(kind, (UNDEFINED, CHOLESKY, PSEUDO_INVERSE, TRANSFORMED, DIAGONAL_ROOT, THIN_ROOT)).all():
+        known = [k for k in KIND_NAMES if k != PENDING]
+        if not np.isin(kind, known).all():
             raise ValueError(f"{path}: unknown covariance kinds in the store")
         if (row[defined] < 0).any() or (row[defined] >= self._factors.shape[0]).any():
             raise ValueError(f"{path}: factor rows out of range for {self._factors.shape[0]} factors")
+        for k in np.unique(kind[defined]):
+            largest = int(self._rank[defined & (kind == k)].max())
+            if stored_size(int(k), self._dim, largest) > self._factors.shape[1]:
+                raise ValueError(f"{path}: factor rows of {self._factors.shape[1]} numbers cannot hold its "
+                                 f"{KIND_NAMES[int(k)]} factors of rank {largest}")
 
     def _indices(self, key) -> list[int]:
         if isinstance(key, slice):
@@ -526,19 +607,24 @@ class CovarianceStoreWriter:
         The words of the store.
     path : path, optional
         Write the store to this file instead of keeping it in memory.
+    row_width : int, optional
+        Numbers per factor row (default a packed triangle's, ``D (D + 1) / 2``); a store of
+        compact factors needs only its largest.
 
     Attributes
     ----------
     per_word : PerWord
         The store's per-word arrays, all words without covariance at first; fill ``n_contexts``
         directly, the rest through :meth:`add`.
-    factors : ndarray, shape (n_factors, D (D + 1) / 2)
+    factors : ndarray, shape (n_factors, row_width)
     store : CovarianceStore
     """
 
     def __init__(self, n_words: int, dim: int, n_factors: int, *, factor_dtype=np.float64,
-                 words: Sequence[str] | None = None, path: str | os.PathLike | None = None):
+                 words: Sequence[str] | None = None, path: str | os.PathLike | None = None,
+                 row_width: int | None = None):
         self._layout = (n_words, dim, n_factors, np.dtype(factor_dtype), words)
+        self._row_width = packed_size(dim) if row_width is None else int(row_width)
         self._path = path
         self._file = None
         self._next_row = 0
@@ -548,9 +634,9 @@ class CovarianceStoreWriter:
         n_words, dim, n_factors, factor_dtype, words = self._layout
         if self._path is None:
             self.per_word = PerWord.undefined(n_words)
-            self.factors = np.empty((n_factors, packed_size(dim)), dtype=factor_dtype)
+            self.factors = np.empty((n_factors, self._row_width), dtype=factor_dtype)
         else:
-            self._file = written_store_file(self._path, n_words, dim, n_factors, factor_dtype, words)
+            self._file = written_store_file(self._path, n_words, dim, n_factors, factor_dtype, words, self._row_width)
             self.per_word, self.factors = self._file.__enter__()
             PerWord.undefined(n_words).copy_into(self.per_word)
         return self
@@ -561,6 +647,8 @@ class CovarianceStoreWriter:
             raise ValueError(f"the store was laid out for {self.factors.shape[0]} factors")
         if factor.dim != self._layout[1]:
             raise ValueError(f"a {factor.dim}-dimensional factor for a store of D = {self._layout[1]}")
+        if factor.packed.size > self._row_width:
+            raise ValueError(f"a factor of {factor.packed.size} numbers for rows of {self._row_width}")
         _put(self.factors[self._next_row], factor.packed)
         self.per_word.record(position, factor, self._next_row)
         self._next_row += 1
@@ -575,6 +663,29 @@ class CovarianceStoreWriter:
             self.store = (CovarianceStore(self.per_word, self.factors, dim, words=words) if self._path is None
                           else CovarianceStore.load(self._path))
         return False
+
+
+_APPROXIMATION_CHUNK = 256  # words per task of CovarianceStore.approximated's passes
+
+
+def _chunks(words: np.ndarray) -> list[np.ndarray]:
+    return np.array_split(words, max(1, -(-words.size // _APPROXIMATION_CHUNK)))
+
+
+def _per_chunk(words: np.ndarray, threads: int, work: Callable, store: CovarianceStore) -> Iterator:
+    """``work(chunk)`` for each chunk of ``words``, in order, on ``threads`` threads of one BLAS thread each; the
+    store lets go of the pages each chunk read (a memory-mapped store)."""
+    def run(chunk: np.ndarray):
+        with threadpool_limits(limits=1, user_api="blas"):
+            out = work(chunk)
+        store.release_pages()
+        return out
+
+    if threads == 1:
+        yield from map(run, _chunks(words))
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        yield from pool.map(run, _chunks(words))
 
 
 def _put(row: np.ndarray, packed: np.ndarray) -> None:

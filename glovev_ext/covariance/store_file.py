@@ -3,7 +3,7 @@
 Layout: 8 magic bytes ``GLOVEVCV``, the header's length (8 bytes, little-endian), the header (JSON,
 padded) holding the format version, ``n_words``, ``dim``, the words, the total size and each
 array's offset, dtype and shape; then the arrays of :data:`~.layout.PER_WORD_DTYPES` and
-``factors`` (n_factors x D(D+1)/2), each starting on a 64-byte boundary so it can be memory-mapped.
+``factors`` (n_factors x D(D+1)/2, or narrower for compact factors), each starting on a 64-byte boundary so it can be memory-mapped.
 """
 
 from __future__ import annotations
@@ -26,10 +26,15 @@ _ALIGN = 64
 
 
 def create_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
-                      words: Sequence[str] | None) -> None:
-    """Write an empty store file of the given layout: the header, then zeroed, aligned arrays."""
+                      words: Sequence[str] | None, row_width: int | None = None) -> None:
+    """Write an empty store file of the given layout: the header, then zeroed, aligned arrays.
+
+    Factor rows hold ``row_width`` numbers (default a packed triangle's, ``D (D + 1) / 2``; a store
+    of compact factors only needs its largest).
+    """
     layout = [(name, np.dtype(dtype), (n_words,)) for name, dtype in PER_WORD_DTYPES.items()]
-    layout.append(("factors", np.dtype(factor_dtype), (n_factors, packed_size(dim))))
+    layout.append(("factors", np.dtype(factor_dtype), (n_factors, packed_size(dim) if row_width is None
+                                                       else row_width)))
     header = {"format": "glovev-ext covariance store", "version": _FORMAT_VERSION, "n_words": n_words, "dim": dim,
               "words": None if words is None else [str(w) for w in words]}
     region = 4096
@@ -71,14 +76,17 @@ def flush(arrays: dict[str, np.ndarray]) -> None:
 
 @contextmanager
 def written_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
-                       words: Sequence[str] | None) -> Iterator[tuple[PerWord, np.ndarray]]:
+                       words: Sequence[str] | None,
+                       row_width: int | None = None) -> Iterator[tuple[PerWord, np.ndarray]]:
     """A new store file at ``path``, filled in place: yields its per-word arrays and its factor array.
+
+    The layout is :func:`create_store_file`'s.
 
     The file is built under a temporary name and moved onto ``path`` only when the block ends
     without error, so an interrupted write leaves any previous file intact.
     """
     with atomic_path(path) as temporary:
-        create_store_file(temporary, n_words, dim, n_factors, factor_dtype, words)
+        create_store_file(temporary, n_words, dim, n_factors, factor_dtype, words, row_width)
         arrays = open_store_arrays(temporary)
         try:
             yield PerWord.of(arrays, dim), arrays["factors"]

@@ -19,6 +19,7 @@ from scipy.stats import spearmanr
 import glovev_ext
 from glovev_ext._fit_report import frequency_bands, interval_widths
 from glovev_ext.cli import main
+from glovev_ext.covariance.factor import LOW_RANK_PLUS_DIAGONAL
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 FIT = ["--n-components", "8", "--epochs", "3", "--quiet", "--n-jobs", "1"]
@@ -386,6 +387,8 @@ def test_a_truncated_array_of_a_saved_model_is_named(tmp_path):
     ("--window", "300", glovev_ext.CooccurrenceVectorizer(window=300)),
     ("--max-vocab", "0", glovev_ext.CooccurrenceVectorizer(max_vocab_size=0)),
     ("--max-memory", "lots", glovev_ext.CooccurrenceVectorizer(max_memory="lots")),
+    ("--covariance-approximation", "0", glovev_ext.GloVeVEstimator(covariance_approximation=0)),
+    ("--covariance-approximation", "1.5", glovev_ext.GloVeVEstimator(covariance_approximation=1.5)),
 ], ids=lambda value: value if isinstance(value, str) else "")
 def test_fit_options_are_checked_by_the_library_before_any_work(capsys, tmp_path, flag, value, library):
     """The command line builds the vectorizer and the estimator; their own error is its one line."""
@@ -403,6 +406,26 @@ def test_a_memory_budget_spills_counts_and_gives_the_same_vectors(corpus_file, c
         assert status == 0
     in_memory, budget = (glovev_ext.load_model(tmp_path / name)[0] for name in ("in_memory", "budget"))
     assert budget.vectors.tobytes() == in_memory.vectors.tobytes()
+
+
+def test_compact_covariances_are_said_and_saved(corpus_file, capsys, tmp_path):
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "compact", *FIT,
+                         "--covariance-approximation", "0.5", "--covariance-dtype", "float32")
+    assert status == 0
+    kv, metadata = glovev_ext.load_model(tmp_path / "compact")
+    store = kv.covariance_store
+    assert metadata["glove"]["covariance_approximation"] == 0.5 and metadata["glove"]["covariance_dtype"] == "float32"
+    assert store.factor_dtype == np.float32
+    compact = store.approximation == LOW_RANK_PLUS_DIAGONAL
+    ranks = store.rank[compact]
+    assert compact.any() and store.factor_row_width == 8 * (ranks.max() + 1)
+    assert (f"covariances kept compact: {int(compact.sum()):,} words as their k leading eigenpairs plus a diagonal of "
+            f"the other variances (k median {int(np.median(ranks))}, {ranks.min()} to {ranks.max()} of D=8), "
+            f"{int((store.defined & ~compact).sum()):,} exact (their k would save nothing); "
+            f"{store.factor_row_width:,} numbers per word instead of a triangle's 36\n") in out
+    word, other = [w for w in (kv.index_to_key[int(i)] for i in np.flatnonzero(compact)) if w.isalpha()][:2]
+    status, out, _ = run(capsys, "similarity", tmp_path / "compact", word, other)
+    assert status == 0 and f"{word!r} (rank " in out and "plus diagonal, of 8)" in out, out
 
 
 def test_queries_are_normalised_as_the_model_was_built(model_dir, kv, capsys):

@@ -40,6 +40,7 @@ def test_fit_corpus_equals_its_stages_and_records_how_it_was_fitted(embedded_par
     assert metadata["counting"] == {"window": 4, "min_count": 3, "max_vocab_size": None, "lowercase": True}
     assert metadata["glove"] == {"n_components": 5, "epochs": 2, "learning_rate": 0.05, "x_max": 100.0,
                                  "alpha": 0.75, "random_state": 1, "schedule": "blocks", "covariance_dtype": "float64",
+                                 "covariance_approximation": None,
                                  "conditioning": "exact", "point_estimate": "posterior", "n_sweeps": 1,
                                  "prior_strength": 1.0, "noise_scale": model.noise_scale_.to_dict()}
     assert metadata["corpus_sha256"] is None  # a list of paragraphs in memory

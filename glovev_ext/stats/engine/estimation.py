@@ -10,7 +10,7 @@ import numpy as np
 from ..._checks import DEFAULT_SEED
 from ..._docstrings import fill_doc
 from ...covariance import Factor
-from ...covariance.factor import DIAGONAL, EXACT
+from ...covariance.factor import DIAGONAL, LOW_RANK, LOW_RANK_BOUND, LOW_RANK_PLUS_DIAGONAL
 from .delta import delta_covariance
 from .intervals import (EXTENDED, UNION, bounds_of, check_alternative, check_scale, median_shift, median_shift_noise,
                         scaled_errors, welch_satterthwaite)
@@ -291,12 +291,30 @@ def word_caveats(words: ResolvedWords) -> list[str]:
 
 
 def approximate_caveat(keys: Sequence, factors: Sequence[Factor]) -> list[str]:
-    """A line naming the words whose covariance is a release's approximation (diagonal or low rank)."""
-    which = [(key, factor) for key, factor in zip(keys, factors) if factor.approximation != EXACT]
-    if not which:
-        return []
-    listed = ", ".join(f"{key!r} ({'diagonal' if factor.approximation == DIAGONAL else f'rank {factor.rank}'} "
-                       f"of {factor.dim})" for key, factor in which[:10])
-    more = f" and {len(which) - 10} more words" if len(which) > 10 else ""
-    return [f"Approximate covariance (the release keeps at least 90 % of each word's variance, so intervals may be "
-            f"slightly narrow): {listed}{more}"]
+    """Lines naming the words whose covariance approximates theirs: a release's (diagonal or low rank), or made
+    compact here (low rank plus diagonal, ``CovarianceStore.approximated``)."""
+    lines = []
+    released = [(key, factor) for key, factor in zip(keys, factors) if factor.approximation in (DIAGONAL, LOW_RANK)]
+    if released:
+        listed = ", ".join(f"{key!r} ({'diagonal' if factor.approximation == DIAGONAL else f'rank {factor.rank}'} "
+                           f"of {factor.dim})" for key, factor in released[:10])
+        lines.append(f"Approximate covariance (the release keeps at least 90 % of each word's variance, so intervals "
+                     f"may be slightly narrow): {listed}{_more(released)}")
+    compact = [(key, factor) for key, factor in zip(keys, factors) if factor.approximation == LOW_RANK_PLUS_DIAGONAL]
+    if compact:
+        listed = ", ".join(f"{key!r} (rank {factor.rank} plus diagonal, of {factor.dim})"
+                           for key, factor in compact[:10])
+        lines.append(f"Approximate covariance (leading eigenpairs plus the other variances: each coordinate's variance "
+                     f"is exact, some covariances between coordinates are dropped, so intervals may be narrow or "
+                     f"wide): {listed}{_more(compact)}")
+    bounded = [(key, factor) for key, factor in zip(keys, factors) if factor.approximation == LOW_RANK_BOUND]
+    if bounded:
+        listed = ", ".join(f"{key!r} (rank {factor.rank} plus a bound, of {factor.dim})" for key, factor in bounded[:10])
+        lines.append(f"Approximate covariance (leading eigenpairs plus a bound on the others: no variance is "
+                     f"understated, so intervals are wider than the exact ones, never narrower): {listed}"
+                     f"{_more(bounded)}")
+    return lines
+
+
+def _more(listed: Sequence) -> str:
+    return f" and {len(listed) - 10} more words" if len(listed) > 10 else ""
