@@ -20,6 +20,7 @@ from ._checks import as_generator
 from ._deprecation import keywords_moved_to_objects
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
+from .counting.corpus import DocumentSubset
 from .covariance import GloVeVEstimator
 from .glove import SCHEDULES
 from .keyed_vectors import KeyedVectorsWithVariance
@@ -194,6 +195,8 @@ def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_
     with the same seed checks the calibration on another split.
     """
     first = as_generator(random_state).spawn(1)[0].random(vectorizer.n_documents_) < 0.5
+    if isinstance(corpus, LineCorpus):  # a corpus a Dask cluster's workers can read for themselves
+        return tuple(vectorizer.transform(DocumentSubset(corpus, first == side)) for side in (True, False))
     return tuple(vectorizer.transform(document for document, in_first in zip(corpus, first) if in_first == side)
                  for side in (True, False))
 

@@ -12,6 +12,8 @@ from functools import partial
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 DEFAULT_CORPUS_NAME = "gutenberg_us_sample.txt.gz"
 DEFAULT_CORPUS_MANIFEST = "gutenberg_us_sample_manifest.tsv"
 
@@ -115,6 +117,27 @@ class LineCorpus:
         if self.source.is_dir():
             return sorted(p for p in self.source.iterdir() if p.is_file() and not p.name.startswith("."))
         return [self.source]
+
+
+class DocumentSubset:
+    """The documents of a :class:`LineCorpus` that a mask keeps, re-iterable (e.g. one random half of a corpus).
+
+    Parameters
+    ----------
+    corpus : LineCorpus
+    keep : ndarray of bool
+        One entry per document of ``corpus``; documents beyond its end are left out.
+    """
+
+    def __init__(self, corpus: LineCorpus, keep):
+        self.corpus = corpus
+        self.keep = np.asarray(keep, dtype=bool)
+
+    def __iter__(self) -> Iterator[str]:
+        return (document for document, kept in zip(self.corpus, self.keep) if kept)
+
+    def __repr__(self) -> str:
+        return f"DocumentSubset({self.corpus!r}, {int(self.keep.sum())} of {self.keep.size} documents)"
 
 
 def _not_utf8(path: Path, line_number: int, error: UnicodeDecodeError) -> str:

@@ -18,7 +18,10 @@ from tqdm.auto import tqdm
 from .._checks import check_int, parse_memory, resolve_n_jobs
 from .._memory import trim_heap
 from ._chunks import TextChunk, TokenTable, encode_chunks
+from .._dask import clone_sharing_client, connected
 from ._counter import ContextCounter
+from ._dask_counting import matrix_on_dask, vocabulary_on_dask
+from .corpus import DocumentSubset, LineCorpus
 from .matrix import CooccurrenceMatrix
 
 logger = logging.getLogger(__name__)
@@ -68,7 +71,20 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         the budget is kept on disk: its values and column indices are memory-mapped from files in
         that folder (deleted at once; their space is freed with the matrix), read-only, and the
         passes of a fit let go of the pages they have read. None holds every partial and the
-        matrix in memory.
+        matrix in memory. Not used with ``backend="dask"`` (the cluster's workers have their own
+        limits).
+    backend : {"threads", "dask"}, default="threads"
+        Where counting runs. ``"dask"`` counts a :class:`~glovev_ext.LineCorpus` on the workers of
+        a Dask cluster (``pip install 'glovev-ext[dask]'``): each worker reads the corpus file
+        itself and counts its shard (stripes of 1,000 documents), the word counts and the
+        matrix's row blocks are summed in trees of merges on the workers, and the workers write
+        the summed blocks into files in TMPDIR that the client memory-maps, so neither the
+        client nor any worker holds the whole matrix. The corpus file and TMPDIR must be where
+        the workers see them (a local cluster, or a shared file system). The result equals the
+        threaded count but for the order of the floating-point sums (to 1e-15 relative).
+    client : dask.distributed.Client, str or None, default=None
+        With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
+        ``n_jobs`` single-threaded worker processes for the call.
 
     Attributes
     ----------
@@ -95,7 +111,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
     def __init__(self, *, window: int = 8, min_count: int = 5, max_vocab_size: int | None = None,
                  lowercase: bool = True, tokenizer: Callable[[str], Sequence[str]] | None = None,
                  n_jobs: int | None = -1, chunk_size: int = 4_000_000, progress: bool = True,
-                 max_memory: int | str | None = None):
+                 max_memory: int | str | None = None, backend: str = "threads", client=None):
         self.window = window
         self.min_count = min_count
         self.max_vocab_size = max_vocab_size
@@ -105,6 +121,8 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.progress = progress
         self.max_memory = max_memory
+        self.backend = backend
+        self.client = client
 
     def fit(self, raw_documents: Iterable, y: None = None) -> CooccurrenceVectorizer:
         """Build the vocabulary of a corpus.
@@ -128,6 +146,10 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             ``max_vocab_size`` (GloVe needs at least two).
         """
         self._validate_params()
+        if self.backend == "dask":
+            with connected(self.client, resolve_n_jobs(self.n_jobs)) as client:
+                self._vocabulary_on_dask(client, *_line_corpus(raw_documents))
+            return self
         self._fit_vocabulary(raw_documents, spill=None)
         return self
 
@@ -156,6 +178,11 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             ``max_vocab_size`` (GloVe needs at least two).
         """
         self._validate_params()
+        if self.backend == "dask":
+            corpus, selected = _line_corpus(raw_documents)
+            with connected(self.client, resolve_n_jobs(self.n_jobs)) as client:
+                self._vocabulary_on_dask(client, corpus, selected)
+                return self._matrix_on_dask(client, corpus, selected)
         with tempfile.TemporaryFile(prefix="glovev-ids-") as spill:
             chunk_sizes, provisional_to_final = self._fit_vocabulary(raw_documents, spill=spill)
             spill.seek(0)
@@ -183,6 +210,9 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "vocabulary_")
         self._validate_params()
+        if self.backend == "dask":
+            with connected(self.client, resolve_n_jobs(self.n_jobs)) as client:
+                return self._matrix_on_dask(client, *_line_corpus(raw_documents))
         table = TokenTable.from_words(list(self.vocabulary_))
         with self._progress_bar("counting co-occurrences") as bar, self._counter(bar) as counter:
             for chunk in self._chunks(raw_documents):
@@ -211,6 +241,10 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "vocabulary_")
         return np.asarray(list(self.vocabulary_), dtype=object)
 
+    def __sklearn_clone__(self):
+        # scikit-learn deep-copies parameters; a Dask client must be shared instead.
+        return clone_sharing_client(self)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
@@ -229,6 +263,10 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             raise TypeError(f"tokenizer must be callable or None, got {type(self.tokenizer).__name__}")
         resolve_n_jobs(self.n_jobs)
         parse_memory(self.max_memory)
+        if self.backend not in ("threads", "dask"):
+            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
+        if self.client is not None and self.backend != "dask":
+            raise ValueError("client is the Dask cluster of backend='dask'; backend is 'threads'")
 
     def _counter(self, bar: tqdm) -> ContextCounter:
         n_jobs, max_memory = resolve_n_jobs(self.n_jobs), parse_memory(self.max_memory)
@@ -287,11 +325,20 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
 
         n_tokens = sum(n for n, _ in chunk_sizes)
         n_documents = sum(d for _, d in chunk_sizes)
+        words, counts = table.words(), table.counts()
+        kept = self._keep_vocabulary(words, counts, n_tokens, n_documents)
+        provisional_to_final = np.full(len(words), -1, np.int32)
+        provisional_to_final[kept] = np.arange(len(kept), dtype=np.int32)
+        return chunk_sizes, provisional_to_final
+
+    def _keep_vocabulary(self, words: list[str], counts: np.ndarray, n_tokens: int, n_documents: int) -> list[int]:
+        """The vocabulary of a corpus's word types and their counts (``min_count``, then the ``max_vocab_size``
+        most frequent, ties alphabetical): sets the fitted attributes and returns the kept types' positions in
+        row order."""
         if n_documents == 0:
             raise ValueError("the corpus is empty: it holds no documents")
         if n_tokens == 0:
             raise ValueError(f"the corpus is empty: its {n_documents} documents hold no tokens")
-        words, counts = table.words(), table.counts()
         kept = np.flatnonzero(counts >= self.min_count)
         if kept.size == 0:
             top = int(np.argmax(counts))
@@ -310,8 +357,6 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
                 raise ValueError(f"the corpus holds only 1 distinct word {only}; give a larger corpus")
             raise ValueError(f"only 1 distinct word occurs min_count={self.min_count} times or more {only}; "
                              "give a larger corpus or a lower min_count")
-        provisional_to_final = np.full(len(words), -1, np.int32)
-        provisional_to_final[kept] = np.arange(len(kept), dtype=np.int32)
         self.vocabulary_ = {words[i]: rank for rank, i in enumerate(kept)}
         self.word_counts_ = counts[kept]
         self.n_documents_ = n_documents
@@ -319,7 +364,22 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         logger.info("vocabulary: %d of %d word types kept (min_count=%d, max_vocab_size=%s) from %d tokens "
                     "in %d documents", len(kept), len(words), self.min_count, self.max_vocab_size,
                     n_tokens, n_documents)
-        return chunk_sizes, provisional_to_final
+        return kept
+
+    def _vocabulary_on_dask(self, client, corpus: LineCorpus, selected: np.ndarray | None) -> None:
+        summed = vocabulary_on_dask(client, corpus, lowercase=self.lowercase, tokenizer=self.tokenizer,
+                                    chunk_bytes=self.chunk_size, selected=selected)
+        words = list(summed.counts)
+        self._keep_vocabulary(words, np.fromiter(summed.counts.values(), np.int64, len(words)), summed.n_tokens,
+                              summed.n_documents)
+
+    def _matrix_on_dask(self, client, corpus: LineCorpus, selected: np.ndarray | None) -> CooccurrenceMatrix:
+        words = list(self.vocabulary_)
+        logger.info("counting co-occurrences of %d words on %d Dask workers", len(words),
+                    len(client.scheduler_info().get("workers", {})))
+        counted = matrix_on_dask(client, corpus, words, window=self.window, lowercase=self.lowercase,
+                                 tokenizer=self.tokenizer, chunk_bytes=self.chunk_size, selected=selected)
+        return CooccurrenceMatrix(counted, words=words, counts=self.word_counts_)
 
     def _matrix(self, symmetric: sp.csr_matrix, counter: ContextCounter) -> CooccurrenceMatrix:
         if counter.n_runs_written:
@@ -334,6 +394,17 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
 
 # A chunk being counted takes about this many times its bytes of text (with the default window).
 _CHUNK_MEMORY_FACTOR = 25
+
+
+def _line_corpus(raw_documents: Iterable) -> tuple[LineCorpus, np.ndarray | None]:
+    """The corpus of ``backend="dask"``, which the workers read themselves: a LineCorpus (a file or a folder), or a
+    DocumentSubset of one (the corpus, and the mask of its documents)."""
+    if isinstance(raw_documents, DocumentSubset):
+        return raw_documents.corpus, raw_documents.keep
+    if not isinstance(raw_documents, LineCorpus):
+        raise TypeError(f"backend='dask' counts a corpus the workers read themselves: give a LineCorpus (a file, or a "
+                        f"folder of files, where the workers see it), got a {type(raw_documents).__name__}")
+    return raw_documents, None
 
 
 def _final_ids(provisional_to_final: np.ndarray, ids: np.ndarray, doc_ends: np.ndarray

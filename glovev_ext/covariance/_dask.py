@@ -12,42 +12,18 @@ the vectors.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from .._dask import connected
 from .passes import BlockRunner, BlockSummary, fit_block
 from .wls import WordFitter, free_row_vectors
 
 _ROWS_PER_TASK = 2000  # new co-occurrence rows fitted per transform task
 _TRIES_PER_BLOCK = 4  # a block cancelled this often (its data lost with dying workers) stops the pass
-
-
-@contextmanager
-def _connected(client, n_workers: int | None):
-    """The client to use: the one given, one for a scheduler address, or a new local cluster's."""
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError:
-        raise ImportError("the dask backend needs dask.distributed: pip install 'glovev-ext[dask]'") from None
-    if client is not None and not isinstance(client, str):
-        yield client
-        return
-    cluster = None
-    if client is None:
-        cluster = LocalCluster(n_workers=n_workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
-    active = Client(cluster if cluster is not None else client)
-    try:
-        yield active
-    finally:
-        active.close()
-        if cluster is not None:
-            cluster.close()
 
 
 def _fit_block_one_blas_thread(*arguments) -> BlockSummary:
@@ -72,7 +48,7 @@ def dask_runner(client=None, n_workers: int | None = None) -> BlockRunner:
 
         from dask.distributed import as_completed
 
-        with _connected(client, n_workers) as active:
+        with connected(client, n_workers) as active:
             n_active = max(1, len(active.scheduler_info().get("workers", {})))
             broadcast = {}
             in_flight = as_completed()
@@ -129,7 +105,7 @@ def _transform_block(rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarr
 def dask_transform(client, rows: sp.csr_matrix, contexts: np.ndarray, biases: np.ndarray, x_max: float,
                    alpha: float, conditioning: str, n_workers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`free_row_vectors` over blocks of ``rows`` on Dask; only the vectors come back."""
-    with _connected(client, n_workers) as active:
+    with connected(client, n_workers) as active:
         shared_contexts, shared_biases = active.scatter([contexts, biases], broadcast=True)
         bounds = list(range(0, rows.shape[0], _ROWS_PER_TASK)) + [rows.shape[0]]
         futures = [active.submit(_transform_block, rows[a:b], shared_contexts, shared_biases, x_max, alpha,

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import clone_sharing_client
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from .._memory import trim_heap
 from ..counting import check_cooccurrence
@@ -246,6 +247,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.backend = backend
         self.client = client
         self.progress = progress
+
+    def __sklearn_clone__(self):
+        # scikit-learn deep-copies parameters; a Dask client must be shared instead.
+        return clone_sharing_client(self)
 
     def fit(self, X, y=None, *, halves: tuple | None = None) -> GloVeVEstimator:
         """Train GloVe on ``X`` (unless ``pretrained``) and compute every word's covariance.

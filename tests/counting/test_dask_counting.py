@@ -1,0 +1,132 @@
+"""Counting on a Dask cluster: the same vocabulary and matrix as the threads, a worker lost mid-count survived."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+import glovev_ext
+from glovev_ext._memory import mapping_of
+from glovev_ext.counting.corpus import DocumentSubset
+
+distributed = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with distributed.Client(cluster) as active:
+        yield active
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def corpus_folder(tmp_path_factory):
+    """The first 3,000 paragraphs of the embedded corpus in three files (a folder corpus, read in name order)."""
+    folder = tmp_path_factory.mktemp("corpus")
+    documents = list(glovev_ext.load_default_corpus(max_documents=3000))
+    for k in range(3):
+        (folder / f"part{k}.txt").write_text("\n".join(documents[k * 1000:(k + 1) * 1000]) + "\n", encoding="utf-8")
+    return folder
+
+
+def assert_same_counts(matrix, reference, vectorizer, reference_vectorizer):
+    assert list(matrix.words) == list(reference.words)
+    np.testing.assert_array_equal(matrix.counts, reference.counts)
+    assert vectorizer.n_tokens_ == reference_vectorizer.n_tokens_
+    assert vectorizer.n_documents_ == reference_vectorizer.n_documents_
+    np.testing.assert_array_equal(matrix.indptr, reference.indptr)
+    np.testing.assert_array_equal(matrix.indices, reference.indices)
+    # the sums run in another order: equal to rounding
+    np.testing.assert_allclose(matrix.data, reference.data, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("source", ["file", "folder"])
+def test_counting_on_the_cluster_equals_counting_on_threads(client, corpus_folder, private_tmpdir, source):
+    corpus = (glovev_ext.load_default_corpus(max_documents=2500) if source == "file"
+              else glovev_ext.LineCorpus(corpus_folder, max_documents=2800))
+    threads = glovev_ext.CooccurrenceVectorizer(min_count=3, window=5, progress=False, n_jobs=1)
+    reference = threads.fit_transform(corpus)
+    dask = glovev_ext.CooccurrenceVectorizer(min_count=3, window=5, progress=False, backend="dask", client=client)
+    matrix = dask.fit_transform(corpus)
+    assert_same_counts(matrix, reference, dask, threads)
+    # the matrix is mapped from the files the workers wrote, and none is left behind
+    assert mapping_of(matrix.data) is not None and mapping_of(matrix.indices) is not None
+    assert list(private_tmpdir.iterdir()) == []
+    # transform with the fitted vocabulary, and fit alone
+    assert_same_counts(dask.transform(corpus), reference, dask, threads)
+    assert glovev_ext.CooccurrenceVectorizer(min_count=3, backend="dask", client=client,
+                                             progress=False).fit(corpus).vocabulary_ == threads.vocabulary_
+
+
+def test_a_subset_of_documents_is_counted_as_on_threads(client):
+    corpus = glovev_ext.load_default_corpus(max_documents=2500)
+    keep = np.random.default_rng(3).random(2500) < 0.5
+    threads = glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False, n_jobs=1).fit(corpus)
+    reference = threads.transform(document for document, kept in zip(corpus, keep) if kept)
+    assert (threads.transform(DocumentSubset(corpus, keep)) != reference).nnz == 0
+    dask = glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False, backend="dask", client=client).fit(corpus)
+    assert_same_counts(dask.transform(DocumentSubset(corpus, keep)), reference, dask, threads)
+
+
+def test_fit_corpus_counts_the_corpus_and_its_halves_on_the_cluster(client):
+    corpus = glovev_ext.load_default_corpus(max_documents=1500)
+    estimator = glovev_ext.GloVeVEstimator(6, epochs=2, n_jobs=1, random_state=0)
+    on_threads = glovev_ext.fit_corpus(corpus, glovev_ext.CooccurrenceVectorizer(min_count=3, n_jobs=1), estimator,
+                                       progress=False)
+    vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=3, backend="dask", client=client)
+    assert clone(vectorizer).client is client  # cloning shares the connection
+    assert clone(glovev_ext.GloVeVEstimator(backend="dask", client=client)).client is client
+    assert clone(vectorizer).get_params() == vectorizer.get_params()
+    on_dask = glovev_ext.fit_corpus(corpus, vectorizer, estimator, progress=False)
+    np.testing.assert_allclose(on_dask.cooccurrence.data, on_threads.cooccurrence.data, rtol=1e-13)
+    # the halves are the same documents: the noise scale calibrated on them is the same
+    np.testing.assert_allclose(on_dask.estimator.noise_scale_.own.factors, on_threads.estimator.noise_scale_.own.factors,
+                               rtol=1e-6)
+
+
+def test_a_worker_killed_mid_count_is_survived(client):
+    corpus = glovev_ext.load_default_corpus()
+    threads = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False, n_jobs=1)
+    reference = threads.fit_transform(corpus)
+    client.wait_for_workers(2, timeout=60)
+    killed = []
+
+    def kill_a_worker_holding_a_shard():
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            holders = [workers for key, workers in client.who_has().items()
+                       if str(key).startswith("shard_blocks") and workers]
+            if holders:
+                victim = holders[0][0]
+                try:
+                    client.run(os._exit, 1, workers=[victim])
+                except Exception:  # the worker dies before answering
+                    pass
+                killed.append(victim)
+                return
+            time.sleep(0.01)
+
+    dask = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False, backend="dask", client=client)
+    dask.fit(corpus)
+    watcher = threading.Thread(target=kill_a_worker_holding_a_shard, daemon=True)
+    watcher.start()
+    matrix = dask.transform(corpus)
+    watcher.join(timeout=120)
+    assert killed, "no worker was killed during the count"
+    assert_same_counts(matrix, reference, dask, threads)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_the_cluster_needs_a_corpus_its_workers_can_read(client):
+    with pytest.raises(TypeError, match="give a LineCorpus"):
+        glovev_ext.CooccurrenceVectorizer(backend="dask", client=client).fit(["a list", "of documents"])
+    with pytest.raises(ValueError, match="backend must be 'threads' or 'dask'"):
+        glovev_ext.CooccurrenceVectorizer(backend="spark").fit(["a b"])
+    with pytest.raises(ValueError, match="client is the Dask cluster of backend='dask'"):
+        glovev_ext.CooccurrenceVectorizer(client=client).fit(["a b"])
