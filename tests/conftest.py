@@ -87,6 +87,16 @@ def stats_kv(corpus_cooccurrence) -> glovev_ext.KeyedVectorsWithVariance:
     return glovev_ext.KeyedVectorsWithVariance.from_estimator(model)
 
 
+@pytest.fixture(scope="session")
+def dask_client():
+    """A local Dask cluster of two single-threaded worker processes, shared by the tests of the Dask backends."""
+    distributed = pytest.importorskip("dask.distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with distributed.Client(cluster) as active:
+        yield active
+    cluster.close()
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261125)

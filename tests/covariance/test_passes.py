@@ -26,12 +26,9 @@ def model(embedded_cooccurrence):
                               progress=False).fit(X)
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    with distributed.Client(cluster) as active:
-        yield active
-    cluster.close()
+@pytest.fixture
+def client(dask_client):
+    return dask_client
 
 
 def parameters(model):
