@@ -149,6 +149,9 @@ def _what_was_saved(args: argparse.Namespace) -> str:
     return f"; no model was saved, {args.output} is as it was"
 
 
+_REDELIVERY_SECONDS = 0.01  # after a signal's exception was lost in a finaliser
+
+
 @contextmanager
 def _signals_raised(received: list[int]) -> Iterator[None]:
     """While the command runs (in the main thread), Ctrl-C raises ``KeyboardInterrupt`` and SIGTERM
@@ -161,10 +164,22 @@ def _signals_raised(received: list[int]) -> Iterator[None]:
         received.append(signum)
         raise KeyboardInterrupt if signum == signal.SIGINT else _Terminated
 
+    def lost_in_a_finaliser(unraisable) -> None:
+        # A signal that lands while a finaliser (a __del__, e.g. a progress bar's) runs has its exception
+        # ignored there, and the command would go on: deliver the signal again, to land elsewhere.
+        if received and isinstance(unraisable.exc_value, (KeyboardInterrupt, _Terminated)):
+            again = threading.Timer(_REDELIVERY_SECONDS, os.kill, (os.getpid(), received[-1]))
+            again.daemon = True
+            again.start()
+            return
+        previous_hook(unraisable)
+
     previous = {signum: signal.signal(signum, raised) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook, sys.unraisablehook = sys.unraisablehook, lost_in_a_finaliser
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 

@@ -72,7 +72,7 @@ class ShardVocabulary:
 
 
 def shards_of(corpus: LineCorpus, n_shards: int) -> list[Shard]:
-    return [Shard(str(corpus.source), corpus.max_documents, s, n_shards) for s in range(n_shards)]
+    return [Shard(str(corpus.source.resolve()), corpus.max_documents, s, n_shards) for s in range(n_shards)]
 
 
 def shard_vocabulary(shard: Shard, lowercase: bool, tokenizer: Callable | None, chunk_bytes: int,

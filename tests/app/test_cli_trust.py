@@ -202,6 +202,29 @@ def _wait_for(process: subprocess.Popen, marker: str, timeout: float = 120.0) ->
     raise AssertionError(f"{marker!r} never appeared: {''.join(seen)}")
 
 
+@pytest.mark.parametrize("sent, raised", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, cli._Terminated)])
+def test_a_signal_that_lands_in_a_finaliser_still_stops_the_command(sent, raised):
+    """Python ignores an exception raised inside a ``__del__`` (e.g. a progress bar's): the signal is sent again."""
+    received = []
+
+    class Finalised:
+        def __del__(self):
+            os.kill(os.getpid(), sent)
+            for _ in range(100_000):  # the handler runs here, inside the finaliser, and its exception is lost
+                pass
+
+    hook, handler = sys.unraisablehook, signal.getsignal(sent)
+    started = time.time()
+    with pytest.raises(raised):
+        with cli._signals_raised(received):
+            Finalised()  # collected at once
+            assert received == [sent], "the signal did not land inside the finaliser"
+            while time.time() - started < 10:
+                time.sleep(0.001)
+    assert received == [sent, sent] and time.time() - started < 5
+    assert sys.unraisablehook is hook and signal.getsignal(sent) is handler  # put back as they were
+
+
 @pytest.mark.parametrize("stage, marker", [("counting", "vocabulary:"), ("training", "epoch 1/40")])
 @pytest.mark.parametrize("sent, status, word", [(signal.SIGINT, 130, "interrupted"),
                                                 (signal.SIGTERM, 143, "terminated")])
