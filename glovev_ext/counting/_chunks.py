@@ -166,3 +166,9 @@ class TokenTable:
     def counts(self) -> np.ndarray:
         """Occurrences of each token counted by :meth:`index`, in id order."""
         return self._counts[:self._n_keys].copy()
+
+
+def looked_up_ids(table: TokenTable, chunk: TextChunk) -> tuple[np.ndarray, np.ndarray]:
+    """A chunk's word ids in ``table`` (-1 for tokens not in it) and its documents' token ends."""
+    starts, ends, doc_ends = chunk.spans()
+    return table.lookup(chunk.buffer, starts, ends), doc_ends

@@ -28,10 +28,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import map_file
-from ._chunks import TokenTable, encode_chunks
-from ._window_kernel import count_right_contexts
+from ._chunks import TokenTable, encode_chunks, looked_up_ids
+from ._counter import ContextCounter
 from .corpus import LineCorpus
-from .partial_sums import PartialSums
 
 _STRIPE = 1000  # documents in a row go to the same shard
 _SHARDS_PER_WORKER = 2
@@ -91,20 +90,13 @@ def shard_vocabulary(shard: Shard, lowercase: bool, tokenizer: Callable | None, 
 def shard_blocks(shard: Shard, words: Sequence[str], window: int, bounds: Sequence[int], lowercase: bool,
                  tokenizer: Callable | None, chunk_bytes: int,
                  selected: np.ndarray | None) -> tuple[sp.csr_matrix, ...]:
-    """A shard's symmetric co-occurrence matrix (``Y + Y.T`` of its right contexts), cut into row blocks."""
-    n_words = len(words)
+    """A shard's symmetric co-occurrence matrix (the threads' counter on one thread), cut into row blocks."""
     table = TokenTable.from_words(words)
-    sums = PartialSums()
-    for chunk in encode_chunks(shard.documents(selected), lowercase=lowercase, tokenizer=tokenizer,
-                               chunk_bytes=chunk_bytes):
-        starts, ends, doc_ends = chunk.spans()
-        ids = table.lookup(chunk.buffer, starts, ends)
-        indptr, indices, data = count_right_contexts(ids, doc_ends, window, n_words)
-        sums.add(sp.csr_matrix((data, indices, indptr), shape=(n_words, n_words)))
-    right = sums.total()
-    if right is None:
-        right = sp.csr_matrix((n_words, n_words))
-    symmetric = (right + right.T.tocsr()).tocsr()
+    with ContextCounter(len(words), window, 1, on_counted=lambda n_tokens: None) as counter:
+        for chunk in encode_chunks(shard.documents(selected), lowercase=lowercase, tokenizer=tokenizer,
+                                   chunk_bytes=chunk_bytes):
+            counter.submit(looked_up_ids, table, chunk)
+        symmetric = counter.symmetric_result().tocsr()
     symmetric.sort_indices()
     return tuple(symmetric[start:stop] for start, stop in zip(bounds[:-1], bounds[1:]))
 

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 
 from .._checks import check_int, parse_memory, resolve_n_jobs
 from .._memory import trim_heap
-from ._chunks import TextChunk, TokenTable, encode_chunks
+from ._chunks import TextChunk, TokenTable, encode_chunks, looked_up_ids
 from .._dask import clone_sharing_client, connected
 from ._counter import ContextCounter
 from ._dask_counting import matrix_on_dask, vocabulary_on_dask
@@ -216,7 +216,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         table = TokenTable.from_words(list(self.vocabulary_))
         with self._progress_bar("counting co-occurrences") as bar, self._counter(bar) as counter:
             for chunk in self._chunks(raw_documents):
-                counter.submit(_looked_up_ids, table, chunk)
+                counter.submit(looked_up_ids, table, chunk)
             matrix = self._matrix(counter.symmetric_result(), counter)
         return self._after_counting(matrix)
 
@@ -410,8 +410,3 @@ def _line_corpus(raw_documents: Iterable) -> tuple[LineCorpus, np.ndarray | None
 def _final_ids(provisional_to_final: np.ndarray, ids: np.ndarray, doc_ends: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
     return provisional_to_final[ids], doc_ends
-
-
-def _looked_up_ids(table: TokenTable, chunk: TextChunk) -> tuple[np.ndarray, np.ndarray]:
-    starts, ends, doc_ends = chunk.spans()
-    return table.lookup(chunk.buffer, starts, ends), doc_ends

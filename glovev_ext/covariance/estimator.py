@@ -179,7 +179,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         NaN with too few contexts or, with lazy storage, not computed yet).
     covariance_rank_ : ndarray of int, shape (V,)
         Rank kept: D, fewer on the pseudo-inverse branch, 0 without covariance (-1: lazy storage,
-        not computed yet; these two arrays fill in as words are queried).
+        not computed yet; these two arrays fill in as words are queried); with
+        ``covariance_approximation``, the rank of the covariances before they were approximated.
     optimum_ : ndarray, shape (V, D)
         The weighted-least-squares optimum ``w_i*`` given C, b, c (not with lazy storage).
     optimum_distance_ : ndarray, shape (V,)
@@ -317,13 +318,15 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         else:
             with self._store_on_disk(storage, n_words, dim, factor_dtype) as storage:
                 self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves)
+                self.covariance_rank_ = np.array(self.covariance_.rank)  # of the covariances, before any approximation
                 if self.covariance_approximation is not None:
                     self.covariance_ = self.covariance_.approximated(
                         self.covariance_approximation, path=None if storage == "memory" else storage, n_jobs=n_jobs)
         self.sigma2_ = np.asarray(self.covariance_.sigma2)
         self.n_contexts_ = np.asarray(self.covariance_.n_contexts)
         self.covariance_defined_ = self.covariance_.defined
-        self.covariance_rank_ = self.covariance_.rank
+        if storage == "lazy":
+            self.covariance_rank_ = self.covariance_.rank  # fills in as words are queried
         self.condition_number_ = self.covariance_.condition
         self.fit_seconds_ = {"train": trained - started, "covariances": time.perf_counter() - trained}
         if storage == "lazy":

@@ -306,6 +306,10 @@ class Factor:
         """
         check_form(form)
         dim = self.dim
+        if isinstance(keep, (int, np.integer)) and not isinstance(keep, bool) and \
+                dim * (keep + 1) >= self._stored_size(dim, self.rank):
+            check_approximation(keep, dim)
+            return self  # nothing to save: no eigendecomposition
         values, vectors = np.linalg.eigh(self._dense())
         values, vectors = np.maximum(values[::-1], 0.0), vectors[:, ::-1]
         k = leading_count(values, keep, dim)

@@ -175,7 +175,9 @@ class CovarianceStore(SaveLoad):
 
     @property
     def rank(self) -> np.ndarray:
-        """Rank kept per word: D (full inverse), fewer (pseudo-inverse), 0 (undefined), -1 (lazy, not computed)."""
+        """Rank kept per word: D (full inverse), fewer (pseudo-inverse, a release's low-rank covariance), 0
+        (undefined), -1 (lazy, not computed); for a low rank plus diagonal approximation (:meth:`approximated`),
+        the ``k`` eigenpairs of its low-rank part (the factor's columns; the diagonal makes it full rank)."""
         return self._rank
 
     @property
@@ -337,7 +339,7 @@ class CovarianceStore(SaveLoad):
         """A D x D matrix ``S`` with ``Sigma_i = S S^T``."""
         return self.factor(key).square_root()
 
-    def take(self, rows: np.ndarray, words: Sequence[str] | None = None) -> CovarianceStore:
+    def take(self, rows: np.ndarray, words: Sequence[str] | None = None, factor_dtype=None) -> CovarianceStore:
         """An in-memory store of the given words (``-1``: a word without covariance), factors copied as stored.
 
         Parameters
@@ -346,11 +348,14 @@ class CovarianceStore(SaveLoad):
             Words of this store, in the order wanted.
         words : sequence of str, optional
             Words of the new store (by default this store's words at ``rows``).
+        factor_dtype : numpy dtype, optional
+            dtype of the new store's factors (default: this store's; float32 halves it).
         """
         rows = np.asarray(rows, dtype=np.int64)
         if words is None and self._words is not None:
             words = [self._words[r] if r >= 0 else f"<no covariance {i}>" for i, r in enumerate(rows)]
-        return self._rewritten(rows, lambda position, factor: factor, self.factor_dtype, words,
+        return self._rewritten(rows, lambda position, factor: factor,
+                               self.factor_dtype if factor_dtype is None else np.dtype(factor_dtype), words,
                                row_width=self._factors.shape[1])
 
     def approximated(self, keep: int | float, form: str = "variances", *, factor_dtype=None,

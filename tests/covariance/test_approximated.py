@@ -166,6 +166,9 @@ def test_a_store_approximated_holds_each_words_approximation_in_narrower_rows(rn
     assert loaded.factor_row_width == widest
     np.testing.assert_array_equal(loaded[3], compact[3])
     taken = compact.take(np.array([3, -1, 1]))
+    halved = compact.take(np.array([3, -1, 1]), factor_dtype=np.float32)
+    assert halved.factor_dtype == np.float32 and taken.factor_dtype == compact.factor_dtype == np.float64
+    np.testing.assert_allclose(halved[0], compact[3], rtol=1e-5)
     assert taken.factor_row_width == widest
     np.testing.assert_array_equal(taken[0], compact[3])
     with pytest.raises(ValueError, match="eigenpairs"):
@@ -190,6 +193,8 @@ def test_a_fit_with_approximated_covariances_says_so_in_its_results(small_model,
     params = {**exact.get_params(), "covariance_approximation": 3}
     model = GloVeVEstimator(**params).fit(embedded_cooccurrence)
     np.testing.assert_array_equal(model.embedding_, exact.embedding_)
+    np.testing.assert_array_equal(model.covariance_rank_, exact.covariance_rank_)  # the covariances', not k
+    assert (model.covariance_.rank[exact.covariance_defined_] == 3).all()
     assert model.covariance_.factor_row_width == 8 * (3 + 1)
     defined = np.flatnonzero(exact.covariance_defined_)
     for i in defined[:20]:
