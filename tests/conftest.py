@@ -7,7 +7,10 @@ multithreaded BLAS costs far more than it gives.
 
 from __future__ import annotations
 
+import os
 import tempfile
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -95,6 +98,39 @@ def dask_client():
     with distributed.Client(cluster) as active:
         yield active
     cluster.close()
+
+
+@pytest.fixture
+def worker_killer(dask_client):
+    """``start(prefix)``: a thread that kills (``os._exit``) the first worker of ``dask_client`` found holding the
+    result of a task whose key starts with ``prefix``; ``start`` returns the thread and the list it appends the
+    victim's address to. The test joins the thread and waits for the cluster to have its workers again."""
+    dask_client.wait_for_workers(2, timeout=60)
+
+    def start(prefix: str) -> tuple[threading.Thread, list]:
+        killed: list = []
+
+        def kill_a_holder() -> None:
+            deadline = time.time() + 120
+            while time.time() < deadline:
+                holders = [workers for key, workers in dask_client.who_has().items()
+                           if str(key).startswith(prefix) and workers]
+                if holders:
+                    victim = holders[0][0]
+                    try:
+                        dask_client.run(os._exit, 1, workers=[victim])
+                    except Exception:  # the worker dies before answering
+                        pass
+                    killed.append(victim)
+                    return
+                time.sleep(0.01)
+
+        watcher = threading.Thread(target=kill_a_holder, daemon=True)
+        watcher.start()
+        return watcher, killed
+
+    yield start
+    dask_client.wait_for_workers(2, timeout=60)
 
 
 @pytest.fixture

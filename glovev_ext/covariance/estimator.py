@@ -144,10 +144,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
-        Where the covariance pass runs. ``"dask"`` sends blocks of words to a :doc:`Dask cluster <dask:deploying>` whose
-        workers write their factors into the store file, so it needs ``covariance_storage`` to be
-        a path they can reach. A pass to a file (either backend) that is interrupted resumes when
-        the same fit is run again.
+        Where training and the covariance pass run. ``"dask"`` trains on a :doc:`Dask cluster <dask:deploying>`
+        (the blocks schedule with the entries held on the workers; the same parameters as on
+        threads, bit for bit: :func:`~glovev_ext.glove.train_glove`) and sends blocks of words to
+        its workers, which write their factors into the store file, so it needs
+        ``covariance_storage`` to be a path they can reach (and ``point_estimate`` other than
+        ``"posterior"``, whose passes run on threads). A pass to a file (either backend) that is
+        interrupted resumes when the same fit is run again.
     client : dask.distributed.Client, str or None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` worker processes.
@@ -291,7 +294,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
                                      x_max=x_max, alpha=self.alpha, random_state=self.random_state,
-                                     n_jobs=self.n_jobs, max_memory=self.max_memory, progress=self.progress)
+                                     n_jobs=self.n_jobs, max_memory=self.max_memory, backend=self.backend,
+                                     client=self.client, progress=self.progress)
         else:
             parameters = _check_pretrained(self.pretrained, n_words, dim)
         if self.point_estimate == "alternating":

@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from .._prefetch import prefetch_row
+from .objective import glove_weights
 
 _GATHER_BLOCK = 1024
 _PREFETCH_DISTANCE = 4
@@ -130,3 +131,21 @@ def shuffle_in_place(values, seed):
         z = z ^ (z >> np.uint64(31))
         j = np.int64((z >> np.uint64(11)) % np.uint64(i + 1))
         values[i], values[j] = values[j], values[i]
+
+
+def entry_order(nnz: int) -> np.ndarray:
+    """The entries' indices ``0 .. nnz - 1``, in the narrowest integer type that holds them, to be shuffled."""
+    return np.arange(nnz, dtype=np.int32 if nnz < 2**31 else np.int64)
+
+
+def block_pass(params: np.ndarray, gradsq: np.ndarray, rows: np.ndarray, cols: np.ndarray, values: np.ndarray,
+               seed: int, learning_rate: float, grad_clip: float, x_max: float, alpha: float) -> float:
+    """One block of the blocks schedule: its entries in the order shuffled from ``seed``, through :func:`adagrad_pass`.
+
+    ``rows`` and ``cols`` index the first and second half of ``params``; ``values`` are the entries' ``X_ij``.
+    Returns the summed cost of the block.
+    """
+    order = entry_order(rows.size)
+    shuffle_in_place(order, seed)
+    return adagrad_pass(params, gradsq, rows, cols, np.log(values), glove_weights(values, x_max, alpha), order,
+                        learning_rate, grad_clip)

@@ -7,6 +7,7 @@ import math
 import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,8 +15,10 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from .._checks import DEFAULT_SEED, as_generator, check_int, check_positive_float, parse_memory, resolve_n_jobs
+from .._dask import connected
 from ..counting import check_cooccurrence
-from ._adagrad_kernel import adagrad_pass, shuffle_in_place
+from ._adagrad_kernel import adagrad_pass, block_pass, entry_order, shuffle_in_place
+from ._dask_schedule import DaskBlockSchedule
 from ._entry_blocks import CHUNK_ENTRY_BYTES, ENTRY_FILE_BYTES, FileBlocks, MemoryBlocks
 from .objective import glove_weights
 
@@ -64,8 +67,8 @@ def check_training_params(epochs: int, learning_rate: float, alpha: float) -> tu
 def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, *, epochs: int = 25,
                 learning_rate: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
                 grad_clip: float = 100.0, random_state: object = DEFAULT_SEED, n_jobs: int | None = -1,
-                schedule: str = "blocks", max_memory: int | str | None = None,
-                progress: bool = True) -> GloVeParameters:
+                schedule: str = "blocks", max_memory: int | str | None = None, backend: str = "threads",
+                client=None, progress: bool = True) -> GloVeParameters:
     """Train GloVe on a co-occurrence matrix with the Stanford C tool's algorithm.
 
     Every nonzero ``X_ij`` is one training entry. Parameters start at ``U(-0.5, 0.5) / D``
@@ -116,7 +119,19 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         nonzero, and gives the same bits as without a budget. None holds one 4-byte index per
         nonzero beside the matrix. A budget below what the parameters and the blocks in flight
         need is logged as a warning (training holds that least); the budget does not bound the
-        matrix passed in.
+        matrix passed in. With ``backend="dask"`` the entries are on the workers and the budget
+        has no effect on training.
+    backend : {"threads", "dask"}, default="threads"
+        ``"dask"`` runs the blocks schedule on a :doc:`Dask cluster <dask:deploying>`: each row of
+        blocks (the entries of a group of centre words, 16 bytes each) is sent once to a worker and
+        stays there, the block ``(r, c)`` runs on that worker, and the context vectors of group
+        ``c`` move from worker to worker between strata; the client holds the parameters and
+        nothing per nonzero. Each block computes what it computes on threads, so the parameters
+        equal the threads' bit for bit. A worker that dies is survived: its entries are sent
+        again and the epoch runs again from the parameters the client holds.
+    client : dask.distributed.Client, str or None
+        With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
+        ``n_jobs`` single-threaded worker processes (closed when training ends).
     progress : bool, default=True
         Show a tqdm progress bar over epochs.
 
@@ -140,6 +155,13 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     if max_memory is not None and schedule != "blocks":
         raise ValueError(f"max_memory needs schedule='blocks' (the hogwild schedule holds every entry), "
                          f"got schedule={schedule!r}")
+    if backend not in ("threads", "dask"):
+        raise ValueError(f"backend must be 'threads' or 'dask', got {backend!r}")
+    if backend == "dask" and schedule != "blocks":
+        raise ValueError(f"backend='dask' runs schedule='blocks' (the hogwild schedule shares every row between "
+                         f"threads of one process), got schedule={schedule!r}")
+    if client is not None and backend != "dask":
+        raise ValueError("client is the Dask cluster of backend='dask'; give backend='dask' with it")
     n_threads = resolve_n_jobs(n_jobs)
     rng = as_generator(random_state)
 
@@ -147,13 +169,18 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     params = (rng.random((2 * n_words, n_components + 1)) - 0.5) / n_components
     gradsq = np.ones_like(params)
     costs = np.empty(epochs)
-    logger.info("training GloVe: %d words, %d nonzeros, D=%d, %d epochs, %d threads, %s schedule%s",
-                n_words, nnz, n_components, epochs, n_threads, schedule,
-                "" if max_memory is None else ", entries on disk")
-    pool = ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-train") if n_threads > 1 else None
-    folder = tempfile.TemporaryDirectory(prefix="glovev-train-") if max_memory is not None else None
+    on_dask = backend == "dask"
+    logger.info("training GloVe: %d words, %d nonzeros, D=%d, %d epochs, %s, %s schedule%s",
+                n_words, nnz, n_components, epochs, "on Dask" if on_dask else f"{n_threads} threads", schedule,
+                ", entries on disk" if max_memory is not None and not on_dask else "")
+    pool = ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-train") if n_threads > 1 and not on_dask else None
+    folder = tempfile.TemporaryDirectory(prefix="glovev-train-") if max_memory is not None and not on_dask else None
+    cluster = ExitStack()
     try:
-        if schedule == "hogwild":
+        if on_dask:
+            run_epoch = DaskBlockSchedule(cluster.enter_context(connected(client, n_threads)), matrix,
+                                          _N_WORD_GROUPS, x_max, alpha)
+        elif schedule == "hogwild":
             run_epoch = _HogwildSchedule(matrix, n_threads, x_max, alpha)
         elif max_memory is None:
             run_epoch = _BlockSchedule(MemoryBlocks(matrix, _N_WORD_GROUPS), x_max, alpha)
@@ -171,6 +198,7 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
                 bar.set_postfix(cost=f"{costs[epoch]:.5f}")
                 bar.update()
     finally:
+        cluster.close()
         if pool is not None:
             pool.shutdown(wait=True)
         if folder is not None:
@@ -182,10 +210,6 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         context_biases=params[n_words:, n_components].copy(),
         costs=costs,
     )
-
-
-def _entry_order(nnz: int) -> np.ndarray:
-    return np.arange(nnz, dtype=np.int32 if nnz < 2**31 else np.int64)
 
 
 # Bytes per entry of a block in flight: its rows, columns and values read (16), their log and weight (16), its order (4).
@@ -213,7 +237,7 @@ class _HogwildSchedule:
         self.cols = entries.col.astype(np.int32)
         self.log_values = np.log(entries.data)
         self.weights = glove_weights(entries.data, x_max, alpha)
-        self.order = _entry_order(entries.nnz)
+        self.order = entry_order(entries.nnz)
         self.bounds = np.linspace(0, entries.nnz, n_threads + 1).astype(np.int64)
 
     def __call__(self, args: tuple, rng: np.random.Generator, pool: ThreadPoolExecutor | None) -> float:
@@ -244,10 +268,8 @@ class _BlockSchedule:
 
         def run_block(block: int) -> None:
             rows, cols, values = self.blocks.read(block)
-            order = _entry_order(rows.size)
-            shuffle_in_place(order, int(seeds[block]))
-            costs[block] = adagrad_pass(params, gradsq, rows, cols, np.log(values),
-                                        glove_weights(values, self.x_max, self.alpha), order, learning_rate, grad_clip)
+            costs[block] = block_pass(params, gradsq, rows, cols, values, int(seeds[block]), learning_rate, grad_clip,
+                                      self.x_max, self.alpha)
 
         for stratum in strata:
             blocks = [r * groups + (r + stratum) % groups for r in range(groups)]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -87,37 +84,17 @@ def test_fit_corpus_counts_the_corpus_and_its_halves_on_the_cluster(client):
                                rtol=1e-6)
 
 
-def test_a_worker_killed_mid_count_is_survived(client):
+def test_a_worker_killed_mid_count_is_survived(client, worker_killer):
     corpus = glovev_ext.load_default_corpus()
     threads = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False, n_jobs=1)
     reference = threads.fit_transform(corpus)
-    client.wait_for_workers(2, timeout=60)
-    killed = []
-
-    def kill_a_worker_holding_a_shard():
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            holders = [workers for key, workers in client.who_has().items()
-                       if str(key).startswith("shard_blocks") and workers]
-            if holders:
-                victim = holders[0][0]
-                try:
-                    client.run(os._exit, 1, workers=[victim])
-                except Exception:  # the worker dies before answering
-                    pass
-                killed.append(victim)
-                return
-            time.sleep(0.01)
-
     dask = glovev_ext.CooccurrenceVectorizer(min_count=5, progress=False, backend="dask", client=client)
     dask.fit(corpus)
-    watcher = threading.Thread(target=kill_a_worker_holding_a_shard, daemon=True)
-    watcher.start()
+    watcher, killed = worker_killer("shard_blocks")
     matrix = dask.transform(corpus)
     watcher.join(timeout=120)
     assert killed, "no worker was killed during the count"
     assert_same_counts(matrix, reference, dask, threads)
-    client.wait_for_workers(2, timeout=60)
 
 
 def test_the_cluster_needs_a_corpus_its_workers_can_read(client):

@@ -56,7 +56,7 @@ def test_an_interrupted_training_leaves_no_file(embedded_cooccurrence, private_t
             raise KeyboardInterrupt
         return 0.0
 
-    monkeypatch.setattr(trainer, "adagrad_pass", failing_pass)
+    monkeypatch.setattr(trainer, "block_pass", failing_pass)
     with pytest.raises(KeyboardInterrupt):
         train_glove(embedded_cooccurrence, 5, epochs=2, n_jobs=1, max_memory="64M", progress=False)
     assert len(calls) == 20

@@ -1,0 +1,85 @@
+"""Training on a Dask cluster: the blocks schedule's parameters bit for bit, a worker lost mid-epoch survived."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pytest
+
+import glovev_ext
+from glovev_ext.glove import train_glove
+from glovev_ext.glove._dask_schedule import DaskBlockSchedule
+
+distributed = pytest.importorskip("dask.distributed")
+
+FIELDS = ("center_vectors", "context_vectors", "center_biases", "context_biases", "costs")
+
+
+@pytest.fixture(scope="module")
+def cooccurrence():
+    """The co-occurrences of 1,500 paragraphs of the embedded corpus (1,916 words)."""
+    return glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False, n_jobs=1).fit_transform(
+        glovev_ext.load_default_corpus(max_documents=1500))
+
+
+def assert_same_bits(trained, reference):
+    for name in FIELDS:
+        assert np.array_equal(getattr(trained, name), getattr(reference, name)), name
+
+
+def test_the_blocks_on_the_workers_are_the_threads_blocks(dask_client, cooccurrence):
+    """Each row group's blocks, as sent, hold the entries of the threads' blocks, in the same order."""
+    schedule = DaskBlockSchedule(dask_client, cooccurrence, 4, 100.0, 0.75)
+    threads = glovev_ext.glove._entry_blocks.MemoryBlocks(cooccurrence, 4)
+    for r in range(4):
+        for c, future in enumerate(schedule.entries[r]):
+            local_rows, local_cols, values = future.result()
+            rows, cols, reference_values = threads.read(r * 4 + c)
+            assert np.array_equal(schedule.members[r][local_rows], rows)
+            assert np.array_equal(schedule.members[c][local_cols], cols)
+            assert np.array_equal(values, reference_values)
+    # the entries stay where they were sent: each row group on its one worker
+    holders = dask_client.who_has([future for blocks in schedule.entries for future in blocks])
+    for r, blocks in enumerate(schedule.entries):
+        assert {tuple(holders[future.key]) for future in blocks} == {(schedule.owners[r],)}
+
+
+def test_training_on_the_cluster_gives_the_threads_bits(dask_client, cooccurrence):
+    reference = train_glove(cooccurrence, 8, epochs=2, random_state=5, n_jobs=2, progress=False)
+    trained = train_glove(cooccurrence, 8, epochs=2, random_state=5, backend="dask", client=dask_client,
+                          progress=False)
+    assert_same_bits(trained, reference)
+    assert trained.costs[1] < trained.costs[0]
+
+
+def test_the_estimator_trains_on_the_cluster(dask_client, cooccurrence, tmp_path):
+    options = dict(epochs=1, random_state=1, point_estimate="trained", progress=False)
+    threads = glovev_ext.GloVeVEstimator(6, n_jobs=1, **options).fit(cooccurrence)
+    dask = glovev_ext.GloVeVEstimator(6, backend="dask", client=dask_client, covariance_storage=tmp_path / "store",
+                                      **options).fit(cooccurrence)
+    np.testing.assert_array_equal(dask.embedding_, threads.embedding_)
+    np.testing.assert_array_equal(dask.training_costs_, threads.training_costs_)
+    word = int(np.flatnonzero(threads.covariance_defined_)[0])
+    np.testing.assert_allclose(dask.covariance_[word], threads.covariance_[word], rtol=1e-10, atol=0)
+
+
+def test_a_worker_killed_mid_training_is_survived(dask_client, cooccurrence, worker_killer, caplog):
+    reference = train_glove(cooccurrence, 8, epochs=2, random_state=2, n_jobs=1, progress=False)
+    watcher, killed = worker_killer("_run_block")
+    with caplog.at_level("WARNING", logger="glovev_ext.glove._dask_schedule"):
+        trained = train_glove(cooccurrence, 8, epochs=2, random_state=2, backend="dask", client=dask_client,
+                              progress=False)
+    watcher.join(timeout=120)
+    assert killed, "no worker was killed during training"
+    assert any("entries of" in record.getMessage() and "sent again" in record.getMessage()
+               for record in caplog.records)
+    assert_same_bits(trained, reference)
+
+
+def test_the_cluster_runs_the_blocks_schedule_only(dask_client, cooccurrence):
+    with pytest.raises(ValueError, match="backend='dask' runs schedule='blocks'"):
+        train_glove(cooccurrence, 4, epochs=1, schedule="hogwild", backend="dask", client=dask_client, progress=False)
+    with pytest.raises(ValueError, match="backend must be 'threads' or 'dask', got 'spark'"):
+        train_glove(cooccurrence, 4, epochs=1, backend="spark", progress=False)
+    with pytest.raises(ValueError, match="client is the Dask cluster of backend='dask'"):
+        train_glove(cooccurrence, 4, epochs=1, client=dask_client, progress=False)
