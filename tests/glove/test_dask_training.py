@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import CancelledError
 
 import numpy as np
 import pytest
@@ -74,6 +75,19 @@ def test_a_worker_killed_mid_training_is_survived(dask_client, cooccurrence, wor
     assert any("entries of" in record.getMessage() and "sent again" in record.getMessage()
                for record in caplog.records)
     assert_same_bits(trained, reference)
+
+
+def test_an_epoch_that_keeps_losing_its_data_stops_training_naming_it(dask_client, cooccurrence, monkeypatch):
+    tries = []
+
+    def lose_the_data(self, *args):
+        tries.append(1)
+        raise CancelledError("a worker left with this epoch's data")
+
+    monkeypatch.setattr(DaskBlockSchedule, "_epoch", lose_the_data)
+    with pytest.raises(RuntimeError, match=r"a training epoch lost its data to dying Dask workers 4 times"):
+        train_glove(cooccurrence, 4, epochs=1, backend="dask", client=dask_client, progress=False)
+    assert len(tries) == 4
 
 
 def test_the_cluster_runs_the_blocks_schedule_only(dask_client, cooccurrence):
