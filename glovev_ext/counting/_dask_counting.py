@@ -170,7 +170,10 @@ def matrix_on_dask(client, corpus: LineCorpus, words: Sequence[str], *, window: 
     n_words = len(words)
     n_blocks = max(1, min(n_words, _BLOCKS_PER_WORKER * n_workers))
     bounds = np.linspace(0, n_words, n_blocks + 1).astype(np.int64).tolist()
-    shared_words, shared_selection = client.scatter([list(words), selected], broadcast=True, hash=False)
+    # One object array, not a list: Dask sends a list item by item, and copying 50,000 words to each worker that way
+    # took minutes.
+    shared_words, shared_selection = client.scatter([np.asarray(list(words), dtype=object), selected],
+                                                    broadcast=True, hash=False)
     per_shard = [client.submit(shard_blocks, shard, shared_words, window, bounds, lowercase, tokenizer, chunk_bytes,
                                shared_selection, pure=False)
                  for shard in shards_of(corpus, _SHARDS_PER_WORKER * n_workers)]
