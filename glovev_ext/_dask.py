@@ -8,6 +8,17 @@ from contextlib import contextmanager
 from sklearn.base import clone
 
 
+BACKENDS = ("threads", "dask")
+
+
+def check_backend(backend: str, client) -> None:
+    """Refuse a backend other than :data:`BACKENDS`, and a client with the threads (it would be ignored)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be 'threads' or 'dask', got {backend!r}")
+    if client is not None and backend != "dask":
+        raise ValueError(f"client is the Dask cluster of backend='dask'; backend is {backend!r}")
+
+
 @contextmanager
 def connected(client, n_workers: int | None):
     """The client to use: the one given, one for a scheduler address, or a new local cluster's."""

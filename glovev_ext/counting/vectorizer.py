@@ -18,7 +18,7 @@ from tqdm.auto import tqdm
 from .._checks import check_int, parse_memory, resolve_n_jobs
 from .._memory import trim_heap
 from ._chunks import TextChunk, TokenTable, encode_chunks, looked_up_ids
-from .._dask import clone_sharing_client, connected
+from .._dask import check_backend, clone_sharing_client, connected
 from ._counter import ContextCounter
 from ._dask_counting import matrix_on_dask, vocabulary_on_dask
 from .corpus import DocumentSubset, LineCorpus
@@ -263,10 +263,7 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             raise TypeError(f"tokenizer must be callable or None, got {type(self.tokenizer).__name__}")
         resolve_n_jobs(self.n_jobs)
         parse_memory(self.max_memory)
-        if self.backend not in ("threads", "dask"):
-            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
-        if self.client is not None and self.backend != "dask":
-            raise ValueError("client is the Dask cluster of backend='dask'; backend is 'threads'")
+        check_backend(self.backend, self.client)
 
     def _counter(self, bar: tqdm) -> ContextCounter:
         n_jobs, max_memory = resolve_n_jobs(self.n_jobs), parse_memory(self.max_memory)

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._dask import clone_sharing_client
+from .._dask import check_backend, clone_sharing_client
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from .._memory import trim_heap
 from ..counting import check_cooccurrence
@@ -470,8 +470,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                 raise ValueError("covariance_approximation makes stored covariances compact; lazy storage stores "
                                  "none: use covariance_storage='memory' or a path")
         n_jobs = resolve_n_jobs(self.n_jobs)
-        if self.backend not in ("threads", "dask"):
-            raise ValueError(f"backend must be 'threads' or 'dask', got {self.backend!r}")
+        check_backend(self.backend, self.client)
         if self.backend == "dask" and self.point_estimate == "posterior":
             raise ValueError("point_estimate='posterior' runs on threads only: use backend='threads', or "
                              "point_estimate='trained' (the paper's recipe) on Dask")

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from .._checks import DEFAULT_SEED, as_generator, check_int, check_positive_float, parse_memory, resolve_n_jobs
-from .._dask import connected
+from .._dask import check_backend, connected
 from ..counting import check_cooccurrence
 from ._adagrad_kernel import adagrad_pass, block_pass, entry_order, shuffle_in_place
 from ._dask_schedule import DaskBlockSchedule
@@ -155,13 +155,10 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     if max_memory is not None and schedule != "blocks":
         raise ValueError(f"max_memory needs schedule='blocks' (the hogwild schedule holds every entry), "
                          f"got schedule={schedule!r}")
-    if backend not in ("threads", "dask"):
-        raise ValueError(f"backend must be 'threads' or 'dask', got {backend!r}")
+    check_backend(backend, client)
     if backend == "dask" and schedule != "blocks":
         raise ValueError(f"backend='dask' runs schedule='blocks' (the hogwild schedule shares every row between "
                          f"threads of one process), got schedule={schedule!r}")
-    if client is not None and backend != "dask":
-        raise ValueError("client is the Dask cluster of backend='dask'; give backend='dask' with it")
     n_threads = resolve_n_jobs(n_jobs)
     rng = as_generator(random_state)
 

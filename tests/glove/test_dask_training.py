@@ -97,3 +97,5 @@ def test_the_cluster_runs_the_blocks_schedule_only(dask_client, cooccurrence):
         train_glove(cooccurrence, 4, epochs=1, backend="spark", progress=False)
     with pytest.raises(ValueError, match="client is the Dask cluster of backend='dask'"):
         train_glove(cooccurrence, 4, epochs=1, client=dask_client, progress=False)
+    with pytest.raises(ValueError, match="client is the Dask cluster of backend='dask'; backend is 'threads'"):
+        glovev_ext.GloVeVEstimator(4, epochs=1, client=dask_client, progress=False).fit(cooccurrence)
