@@ -2,16 +2,18 @@
 
 Usage: python bench/dask_path.py [--corpus embedded|gutenberg_us_10m|gutenberg_us_31m] [--workers 1 2 4]
                                  [--memory-limit 2GB] [--dim 50] [--epochs 2] [--window 8] [--min-count 5]
-                                 [--stages count train covariances]
+                                 [--stages count train covariances posterior]
 
 Runs each stage on threads (every core; the reference) and then, for each ``--workers``, on a
 ``LocalCluster`` of that many single-threaded worker processes, each limited to
 ``--memory-limit``: counting (``CooccurrenceVectorizer(backend="dask")``: the vocabulary and
 the co-occurrence passes), training (``train_glove(backend="dask")``, the blocks schedule, ``--dim``
 and ``--epochs``) and the covariance pass of the paper's recipe (``GloVeVEstimator(
-point_estimate="trained", pretrained=..., backend="dask")``, to a store file in TMPDIR). Training
-and the covariances on the cluster start from the threads' matrix and parameters, so each stage is
-compared on the same input. Per stage and run it prints the seconds, the largest worker's peak
+point_estimate="trained", pretrained=..., backend="dask")``, to a store file in TMPDIR), and the
+default recipe's passes (``GloVeVEstimator(pretrained=..., backend="dask")`` given two random halves
+of the documents, counted on threads: the prior's pass, the halves' comparisons, one regularised
+sweep and the posteriors). Training and the passes on the cluster start from the threads' matrix
+and parameters, so each stage is compared on the same input. Per stage and run it prints the seconds, the largest worker's peak
 resident memory (each worker's high-water mark, reset before the stage), and the difference from
 the threads: the matrix's largest relative difference (the sums run in another order), the
 trained parameters' largest absolute difference (0: the same bits), the covariances' largest
@@ -71,6 +73,19 @@ def covariances(matrix, parameters: GloVeParameters, dim: int, store: str, clien
                                       covariance_storage=store, **options).fit(matrix)
 
 
+def posteriors(matrix, halves: tuple, parameters: GloVeParameters, dim: int, store: str, client=None):
+    options = {} if client is None else {"backend": "dask", "client": client}
+    return glovev_ext.GloVeVEstimator(dim, pretrained=parameters, progress=False, covariance_storage=store,
+                                      **options).fit(matrix, halves=halves)
+
+
+def split_halves(lines, vectorizer) -> tuple:
+    """The co-occurrences of two random halves of the documents, in the vocabulary of the whole."""
+    documents = list(lines)
+    first = np.random.default_rng(1).random(len(documents)) < 0.5
+    return tuple(vectorizer.transform([d for d, a in zip(documents, first) if a == side]) for side in (True, False))
+
+
 class EntriesMessage(logging.Handler):
     """Keeps what training logs of the entries it sent to the workers (Dask's own size of them)."""
 
@@ -102,7 +117,7 @@ def run(folder: str) -> None:
     parser.add_argument("--window", type=int, default=8)
     parser.add_argument("--min-count", type=int, default=5)
     parser.add_argument("--stages", nargs="+", default=["count", "train", "covariances"],
-                        choices=("count", "train", "covariances"))
+                        choices=("count", "train", "covariances", "posterior"))
     args = parser.parse_args()
     if args.corpus == "embedded":
         name, lines = "the embedded corpus", glovev_ext.load_default_corpus()
@@ -130,6 +145,12 @@ def run(folder: str) -> None:
         seconds["covariances"] = time.perf_counter() - started
         sample = rng.choice(np.flatnonzero(threads_model.covariance_defined_),
                             size=min(500, int(threads_model.covariance_defined_.sum())), replace=False)
+    if "posterior" in args.stages:
+        halves = split_halves(lines, vectorizer)
+        started = time.perf_counter()
+        threads_posterior = posteriors(reference, halves, parameters, args.dim, os.path.join(folder, "posterior.glovev"))
+        seconds["posterior"] = time.perf_counter() - started
+        posterior_sample = rng.choice(reference.shape[0], size=min(500, reference.shape[0]), replace=False)
     print(f"{'run':>22} {'stage':>12} {'seconds':>8} {'worker peak MB':>15} {'difference':>11}  note")
     for stage in args.stages:
         print(f"{'threads (all cores)':>22} {stage:>12} {seconds[stage]:>8.1f} {'':>15} {0.0:>11.1e}")
@@ -147,10 +168,16 @@ def run(folder: str) -> None:
                 elif stage == "train":
                     trained = train_glove(reference, args.dim, **training, backend="dask", client=client)
                     difference = parameter_difference(trained, parameters)
-                else:
+                elif stage == "covariances":
                     model = covariances(reference, parameters, args.dim, os.path.join(folder, f"dask{n_workers}.glovev"),
                                         client)
                     difference = covariance_difference(model, threads_model, sample)
+                else:
+                    model = posteriors(reference, halves, parameters, args.dim,
+                                       os.path.join(folder, f"posterior{n_workers}.glovev"), client)
+                    difference = covariance_difference(model, threads_posterior, posterior_sample)
+                    note = (f"vectors' largest difference "
+                            f"{np.max(np.abs(model.embedding_ - threads_posterior.embedding_)):.1e}")
                 elapsed = time.perf_counter() - started
                 peak = max(client.run(_peaks.peak_since_last_call).values()) / 2**20
                 if stage == "train":

@@ -32,6 +32,8 @@ import pandas as pd
 from gensim.test.utils import datapath
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from ._checks import resolve_n_jobs
+from ._dask import connected
 from ._fit_report import PROBE_WORDS, premise_lines, report_parts
 from ._memory import trim_heap
 from .counting import CooccurrenceVectorizer, LineCorpus, default_corpus_path, load_default_corpus
@@ -51,6 +53,7 @@ TRACEBACK_VARIABLE = "GLOVEV_TRACEBACK"
 TABLE_WIDTH = 100
 DEFAULT_DRAWS = 2000
 # OSErrors about what the user asked for (exit 2), also as these codes; any other is the environment's (exit 1)
+_LOCAL_CLUSTER = "local"  # --dask without an address
 _INPUT_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG}
 
 
@@ -287,6 +290,12 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="--point-estimate posterior: keep GloVe-V's own noise model instead of scaling each word's "
                           "residual variance by the factor two random halves of the documents give (default: "
                           "calibrate; a corpus only)")
+    fit.add_argument("--dask", nargs="?", const=_LOCAL_CLUSTER, type=_scheduler, metavar="SCHEDULER",
+                     help="run counting, training and the posterior's passes on a Dask cluster (pip install "
+                          "'glovev-ext[dask]'): the scheduler at this address (e.g. tcp://10.0.0.5:8786; its workers "
+                          "must read the corpus file at the same path), or, with no address, a local cluster of "
+                          "--n-jobs worker processes; the same result as on threads (the counts to rounding, the "
+                          "rest bit for bit from them). --point-estimate posterior only (default: threads)")
     _add_n_jobs(fit)
     _add_random_state(fit, "random seed of training and of the noise calibration's random halves",
                       default=glove["random_state"])
@@ -539,6 +548,15 @@ def _compact_line(store: CovarianceStore) -> str:
             f"of a triangle's {packed_size(dim):,}")
 
 
+def _scheduler(text: str) -> str:
+    """``--dask``'s address: HOST:PORT or PROTOCOL://HOST:PORT (a corpus given after ``--dask`` would be taken for
+    one); argparse passes the constant of a bare ``--dask`` through here too."""
+    if ":" not in text and text != _LOCAL_CLUSTER:
+        raise argparse.ArgumentTypeError(f"expected a scheduler address such as tcp://10.0.0.5:8786, got {text!r} "
+                                         "(for a corpus, give it before --dask)")
+    return text
+
+
 def _approximation(text: str) -> int | float:
     """``--covariance-approximation``: an integer is a number of eigenpairs, a number with a point a share."""
     try:
@@ -555,16 +573,21 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
     """The vectorizer and the estimator that ``glovev fit``'s options describe, checked by the library before any
     work (its errors name the parameter: the option's name with underscores, but ``max_vocab_size`` for
     ``--max-vocab`` and ``n_sweeps`` for ``--sweeps``)."""
+    if args.dask is not None and args.point_estimate != "posterior":
+        raise ValueError(f"--dask runs --point-estimate posterior (the default), not {args.point_estimate}: on a "
+                         "cluster the other recipes write their covariances into a file every worker reaches, "
+                         "GloVeVEstimator(backend='dask', covariance_storage=PATH) in Python")
+    backend = "threads" if args.dask is None else "dask"
     vectorizer = CooccurrenceVectorizer(window=args.window, min_count=args.min_count, max_vocab_size=args.max_vocab,
                                         lowercase=not args.no_lowercase, n_jobs=args.n_jobs,
-                                        max_memory=args.max_memory)
+                                        max_memory=args.max_memory, backend=backend)
     estimator = GloVeVEstimator(args.n_components, epochs=args.epochs, x_max=args.x_max, alpha=args.alpha,
                                 random_state=args.random_state, n_jobs=args.n_jobs, max_memory=args.max_memory,
                                 covariance_dtype=args.covariance_dtype,
                                 covariance_approximation=args.covariance_approximation,
                                 conditioning=args.conditioning,
                                 point_estimate=args.point_estimate, n_sweeps=args.sweeps,
-                                prior_strength=args.prior_strength)
+                                prior_strength=args.prior_strength, backend=backend)
     check_fit_params(vectorizer, estimator)
     return vectorizer, estimator
 
@@ -572,6 +595,16 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
 def _run_fit(args: argparse.Namespace) -> int:
     vectorizer, estimator = _fit_objects(args)
     check_model_directory(args.output, overwrite=args.overwrite)  # before any work: refused in a second, not after
+    if args.dask is None:
+        return _fit_and_report(args, vectorizer, estimator)
+    with connected(None if args.dask == _LOCAL_CLUSTER else args.dask, resolve_n_jobs(args.n_jobs)) as client:
+        workers = client.scheduler_info().get("workers", {})
+        _say(f"dask: {len(workers)} worker(s) of the scheduler at {client.scheduler.address}")
+        return _fit_and_report(args, vectorizer.set_params(client=client), estimator.set_params(client=client))
+
+
+def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer, estimator: GloVeVEstimator) -> int:
+    """``glovev fit`` once its options and output are checked: fit, save, report."""
     show_progress = _progress(args)
     if args.glove_folder:
         if args.corpus:

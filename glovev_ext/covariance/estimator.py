@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._dask import check_backend, clone_sharing_client
+from .._dask import check_backend, clone_sharing_client, connected
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from .._memory import trim_heap
 from ..counting import check_cooccurrence
@@ -144,13 +144,16 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     pretrained : GloVeParameters, or tuple (W, C, b, c), optional
         Already trained parameters; training is skipped.
     backend : {"threads", "dask"}, default="threads"
-        Where training and the covariance pass run. ``"dask"`` trains on a :doc:`Dask cluster <dask:deploying>`
-        (the blocks schedule with the entries held on the workers; the same parameters as on
-        threads, bit for bit: :func:`~glovev_ext.glove.train_glove`) and sends blocks of words to
-        its workers, which write their factors into the store file, so it needs
-        ``covariance_storage`` to be a path they can reach (and ``point_estimate`` other than
-        ``"posterior"``, whose passes run on threads). A pass to a file (either backend) that is
-        interrupted resumes when the same fit is run again.
+        Where training and the passes over the words run. ``"dask"`` runs the fit on one
+        :doc:`Dask cluster <dask:deploying>` (``client``'s, or one started for the fit) and gives
+        the same numbers as threads, bit for bit: training runs the blocks schedule with the
+        entries held on the workers (:func:`~glovev_ext.glove.train_glove`); the posterior's passes
+        (the prior, the halves' comparison, the sweeps and the posteriors) send blocks of rows to
+        the workers, which send back the vectors and factors; with ``point_estimate="trained"`` or
+        ``"optimum"`` the workers write their factors into the store file themselves, so
+        ``covariance_storage`` must be a path they can reach. ``"alternating"``'s sweeps run on
+        threads. A pass to a file (either backend) that is interrupted resumes when the same fit is
+        run again.
     client : dask.distributed.Client, str or None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` worker processes.
@@ -278,8 +281,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self
         """
         started = time.perf_counter()
-        words = getattr(X, "words", None)
-        dim, x_max, n_sweeps, storage, factor_dtype, n_jobs = self._check_params()
+        checked = self._check_params()
+        dim, n_jobs = checked[0], checked[-1]
         matrix = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         if matrix.shape[0] < 2:
             # In words about the matrix, keeping the "1 sample" that scikit-learn's checks look for.
@@ -290,12 +293,23 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if dim >= n_words:
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
         halves = self._checked_halves(halves, matrix)
+        if self.backend == "dask":
+            with connected(self.client, n_jobs) as client:  # one cluster for every stage of the fit
+                return self._fit_checked(X, matrix, halves, checked, started, client)
+        return self._fit_checked(X, matrix, halves, checked, started, None)
 
+    def _fit_checked(self, X, matrix: sp.csr_matrix, halves: tuple | None, checked: tuple, started: float,
+                     client) -> GloVeVEstimator:
+        """:meth:`fit` once its inputs and parameters (``checked``, :meth:`_check_params`) are checked; ``client`` is
+        the Dask client of ``backend="dask"``."""
+        words = getattr(X, "words", None)
+        dim, x_max, n_sweeps, storage, factor_dtype, n_jobs = checked
+        n_words = matrix.shape[0]
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
                                      x_max=x_max, alpha=self.alpha, random_state=self.random_state,
                                      n_jobs=self.n_jobs, max_memory=self.max_memory, backend=self.backend,
-                                     client=self.client, progress=self.progress)
+                                     client=client, progress=self.progress)
         else:
             parameters = _check_pretrained(self.pretrained, n_words, dim)
         if self.point_estimate == "alternating":
@@ -303,7 +317,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                                             n_jobs)
         elif self.point_estimate == "posterior" and n_sweeps:
             parameters = posterior_sweeps(matrix, parameters, n_sweeps, self.prior_strength, x_max, self.alpha, n_jobs,
-                                          self.progress)
+                                          self.progress, client=client)
         self.n_sweeps_ = n_sweeps if self.point_estimate in DEFAULT_SWEEPS else 0
         self.embedding_ = parameters.center_vectors
         self.context_embedding_ = parameters.context_vectors
@@ -321,7 +335,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             self.covariance_ = CovarianceStore.lazy(fitter, self.embedding_, self.bias_, sigma2, words=self.words_)
         else:
             with self._store_on_disk(storage, n_words, dim, factor_dtype) as storage:
-                self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves)
+                self.covariance_ = self._compute_covariances(fitter, storage, factor_dtype, n_jobs, halves, client)
                 self.covariance_rank_ = np.array(self.covariance_.rank)  # of the covariances, before any approximation
                 if self.covariance_approximation is not None:
                     self.covariance_ = self.covariance_.approximated(
@@ -471,12 +485,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                                  "none: use covariance_storage='memory' or a path")
         n_jobs = resolve_n_jobs(self.n_jobs)
         check_backend(self.backend, self.client)
-        if self.backend == "dask" and self.point_estimate == "posterior":
-            raise ValueError("point_estimate='posterior' runs on threads only: use backend='threads', or "
-                             "point_estimate='trained' (the paper's recipe) on Dask")
-        if self.backend == "dask" and storage in _STORAGE_CHOICES:
-            raise ValueError("the dask backend writes the factors into a store file its workers share: "
-                             "give covariance_storage a file path")
+        if self.backend == "dask" and self.point_estimate != "posterior" and storage in _STORAGE_CHOICES:
+            raise ValueError(f"with point_estimate={self.point_estimate!r} the dask backend writes the factors into a "
+                             "store file its workers share: give covariance_storage a file path")
         return dim, x_max, n_sweeps, storage, factor_dtype, n_jobs
 
     def _checked_halves(self, halves, matrix: sp.csr_matrix) -> tuple | None:
@@ -564,13 +575,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             shutil.rmtree(folder, ignore_errors=True)
 
     def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
-                             n_jobs: int, halves: tuple | None) -> CovarianceStore:
+                             n_jobs: int, halves: tuple | None, client) -> CovarianceStore:
         self.prior_, self.prior_share_, self.noise_scale_ = None, None, None
         if self.point_estimate == "posterior":
-            return self._posterior_covariances(fitter, storage, factor_dtype, n_jobs, halves)
-        if self.backend == "dask":
+            return self._posterior_covariances(fitter, storage, factor_dtype, n_jobs, halves, client)
+        if client is not None:
             from ._dask import dask_runner
-            runner = dask_runner(self.client, n_workers=n_jobs)
+            runner = dask_runner(client, n_workers=n_jobs)
         else:
             runner = threaded_runner(n_jobs)
         at_optimum = self.point_estimate != "trained"
@@ -585,18 +596,19 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return result.store
 
     def _posterior_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
-                               n_jobs: int, halves: tuple | None) -> CovarianceStore:
-        optima = row_optima(fitter, self.bias_, n_jobs, self.progress)
+                               n_jobs: int, halves: tuple | None, client) -> CovarianceStore:
+        optima = row_optima(fitter, self.bias_, n_jobs, self.progress, client=client)
         own = optima.sigma2[np.isfinite(optima.sigma2)]
         self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
         if halves is not None:
             prior = optima.prior(self.prior_strength)
-            comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2, n_jobs=n_jobs)
+            comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2, n_jobs=n_jobs,
+                                           client=client)
             self.noise_scale_ = noise_scale_from(comparison)
             if not self.noise_scale_.is_identity:  # the statistic does not fall in proportion: compare again
                 logger.info("GloVe-V noise scale, first comparison: %s", self.noise_scale_)
                 rescaled = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
-                                             noise_scale=self.noise_scale_, n_jobs=n_jobs)
+                                             noise_scale=self.noise_scale_, n_jobs=n_jobs, client=client)
                 self.noise_scale_ = self.noise_scale_.refined(rescaled)
             logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
                         self.noise_scale_)
@@ -607,7 +619,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, optima=optima,
                                     noise_scale=self.noise_scale_, factor_dtype=factor_dtype,
                                     words=self.words_, path=None if storage == "memory" else storage,
-                                    progress=self.progress)
+                                    progress=self.progress, client=client)
         self.embedding_ = posteriors.mean
         self.optimum_, self.optimum_distance_ = posteriors.optimum, np.zeros(len(posteriors.mean))
         self.prior_, self.prior_share_ = posteriors.prior, posteriors.prior_share

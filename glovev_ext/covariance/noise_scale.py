@@ -16,15 +16,13 @@ size: section 6.10 found it the same for quarters and halves within about 0.05).
 from __future__ import annotations
 
 import logging
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 from .._memory import release_pages
+from ._row_blocks import RowBlockMap
 from .prior import FreeRows, GaussianPrior, shared_prior_difference
 from .wls import WordFitter
 
@@ -172,7 +170,8 @@ class HalfComparison:
 
 
 def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_options: dict, prior: GaussianPrior,
-                      fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1) -> HalfComparison:
+                      fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1, *,
+                      client=None) -> HalfComparison:
     """Fit each half's rows as posteriors under ``prior`` (bias free) and compare every word fitted in both.
 
     Parameters
@@ -187,6 +186,8 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
         halves than the ones it was calibrated on; None to calibrate one).
     n_jobs : int, default=1
         Threads of the halves' fits.
+    client : dask.distributed.Client or str, optional
+        Fit the halves' rows on this Dask cluster instead (the same numbers).
 
     Returns
     -------
@@ -196,12 +197,10 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     precision = prior.precision
     kept, wald, expected = [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        fits = [FreeRows(WordFitter(rows, **fitter_options), prior, fallback_sigma2, noise_scale, pool)
+    with RowBlockMap(n_jobs, client) as blocks_map:
+        fits = [FreeRows(WordFitter(rows, **fitter_options), prior, fallback_sigma2, noise_scale, blocks_map)
                 for rows in halves]
-        fitted_pairs = _in_order(pool, lambda block: (fits[0].fit_block(block), fits[1].fit_block(block)),
-                                 fits[0].blocks, ahead=2 * max(1, n_jobs))
-        for block, (block_a, block_b) in zip(fits[0].blocks, fitted_pairs):
+        for block, block_a, block_b in zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks()):
             release_pages(*halves)
             factors_a, factors_b = dict(block_a.factors), dict(block_b.factors)
             both = np.flatnonzero(np.isfinite(block_a.vectors).all(axis=1) & np.isfinite(block_b.vectors).all(axis=1))
@@ -225,16 +224,6 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), np.asarray(wald), np.asarray(expected),
                           pooled_a & pooled_b, ~pooled_a & ~pooled_b)
 
-
-def _in_order(pool: ThreadPoolExecutor, function, items, ahead: int):
-    """``function`` of each item, yielded in order, with at most ``ahead`` calls submitted and not yet yielded."""
-    pending: deque = deque()
-    for item in items:
-        pending.append(pool.submit(function, item))
-        if len(pending) >= ahead:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
 
 
 def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO,

@@ -20,20 +20,18 @@ the data are few, both are mostly the prior's (:attr:`RowPosteriors.prior_share`
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_solve, solve_triangular
-from threadpoolctl import threadpool_limits
-from tqdm.auto import tqdm
 
 from .._checks import check_positive_float
-from .._memory import release_pages
 from ..glove import GloVeParameters
+from ._row_blocks import RowBlockMap
 from ._symmetry import transposed_rows
 from .factor import Factor
 from .passes import n_blocks_for
@@ -128,7 +126,7 @@ class RowPosteriors:
 def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jobs: int, *,
                    optima: RowOptima | None = None, noise_scale: NoiseScaleFunction | None = None,
                    covariances: bool = True, factor_dtype=np.float64, words=None, path=None, progress: bool = False,
-                   description: str = "GloVe-V covariances") -> RowPosteriors:
+                   description: str = "GloVe-V covariances", client=None) -> RowPosteriors:
     """Estimate the prior from ``fitter``'s rows, then give every row its posterior.
 
     Parameters
@@ -155,6 +153,9 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     progress : bool, default=False
         Show progress bars (the prior's pass, then this one's, named ``description``).
     description : str
+    client : dask.distributed.Client or str, optional
+        Fit the rows on this Dask cluster (the prior's pass too, when ``optima`` is not given); the
+        same numbers as on threads.
 
     Returns
     -------
@@ -168,7 +169,7 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     """
     strength = check_positive_float(strength, "prior_strength")
     if optima is None:
-        optima = row_optima(fitter, biases, n_jobs, progress)
+        optima = row_optima(fitter, biases, n_jobs, progress, client=client)
     optimum, prior = optima.optimum, optima.prior(strength, noise_scale)
     pooled = ~np.isfinite(optima.sigma2)
     totals = np.asarray(fitter.cooccurrence.sum(axis=1)).ravel()
@@ -178,31 +179,35 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     shift = precision @ prior.mean
     n_words, dim = optimum.shape
     mean, share = np.empty((n_words, dim)), np.empty(n_words)
-
-    def block(rows: np.ndarray) -> list[tuple[int, Factor]]:
-        workspace = fitter.workspace()
-        factors = []
-        for i in rows:
-            hessian, rhs = fitter.normal_equations(int(i), float(biases[i]), workspace)
-            factor, mean[i], share[i] = posterior(hessian, rhs, sigma2[i], dof[i], precision, shift, workspace)
-            if covariances:
-                factors.append((int(i), factor))
-        return factors
-
     blocks = np.array_split(np.arange(n_words), n_blocks_for(n_words))
-    store = None
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
+    with RowBlockMap(n_jobs, client) as blocks_map, ExitStack() as stack:
+        writer = None
         if covariances:
-            with CovarianceStoreWriter(n_words, dim, n_words, factor_dtype=factor_dtype, words=words,
-                                       path=path) as writer:
-                writer.per_word.n_contexts[:] = fitter.n_contexts()
-                for factors in _blockwise(pool, block, blocks, description, progress, fitter.cooccurrence):
-                    for i, factor in factors:
-                        writer.add(i, factor)
-            store = writer.store
-        else:
-            list(_blockwise(pool, block, blocks, description, progress, fitter.cooccurrence))
-    return RowPosteriors(mean, store, optimum, sigma2, pooled, share, prior)
+            writer = stack.enter_context(CovarianceStoreWriter(n_words, dim, n_words, factor_dtype=factor_dtype,
+                                                               words=words, path=path))
+            writer.per_word.n_contexts[:] = fitter.n_contexts()
+        fitted = blocks_map.map(_posterior_block, fitter, blocks, lambda rows: (biases[rows], sigma2[rows], dof[rows]),
+                                (precision, shift, covariances), description=description, progress=progress)
+        for rows, (block_mean, block_share, factors) in zip(blocks, fitted):
+            mean[rows], share[rows] = block_mean, block_share
+            for k, factor in factors:
+                writer.add(int(rows[k]), factor)
+    return RowPosteriors(mean, None if writer is None else writer.store, optimum, sigma2, pooled, share, prior)
+
+
+def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray, dof: np.ndarray,
+                     precision: np.ndarray, shift: np.ndarray,
+                     covariances: bool) -> tuple[np.ndarray, np.ndarray, list[tuple[int, Factor]]]:
+    """A block's posterior means, prior shares and (with ``covariances``) ``(row in the block, factor)`` of each row."""
+    workspace = fitter.workspace()
+    n_rows = biases.size
+    mean, share, factors = np.empty((n_rows, fitter.dim)), np.empty(n_rows), []
+    for k in range(n_rows):
+        hessian, rhs = fitter.normal_equations(k, float(biases[k]), workspace)
+        factor, mean[k], share[k] = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
+        if covariances:
+            factors.append((k, factor))
+    return mean, share, factors
 
 
 def posterior(hessian: np.ndarray, rhs: np.ndarray, sigma2: float, dof: float, precision: np.ndarray,
@@ -273,12 +278,11 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     """
     n_rows, dim = fitter.cooccurrence.shape[0], fitter.dim
     vectors, biases = np.full((n_rows, dim), np.nan), np.full(n_rows, np.nan)
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        rows = FreeRows(fitter, prior, fallback_sigma2, noise_scale, pool)
+    with RowBlockMap(n_jobs) as blocks_map:
+        rows = FreeRows(fitter, prior, fallback_sigma2, noise_scale, blocks_map)
         with CovarianceStoreWriter(n_rows, dim, int(rows.identified.sum()), factor_dtype=factor_dtype) as writer:
             writer.per_word.n_contexts[:] = rows.n_contexts
-            for block, fitted in zip(rows.blocks, pool.map(rows.fit_block, rows.blocks)):  # in block order
-                release_pages(fitter.cooccurrence)
+            for block, fitted in zip(rows.blocks, rows.fitted_blocks()):
                 vectors[block], biases[block] = fitted.vectors, fitted.biases
                 for k, factor in fitted.factors:
                     writer.add(k, factor)
@@ -298,14 +302,14 @@ class FittedBlock:
 class FreeRows:
     """The bias-free posteriors of :func:`free_row_posteriors`, a block of rows at a time: every row's noise is
     fixed at construction (its own ``s2`` needs one pass over all rows; pooling needs them all), then
-    :meth:`fit_block` fits any block, so that a caller can use each block and let it go.
+    :meth:`fitted_blocks` fits the blocks in turn, so that a caller can use each block and let it go.
 
     Parameters
     ----------
     fitter, prior, fallback_sigma2, noise_scale
         As for :func:`free_row_posteriors`.
-    pool : concurrent.futures.Executor
-        Threads for the rows' own ``s2`` (the caller limits BLAS to one thread in each).
+    blocks_map : RowBlockMap
+        Where the rows are fitted (threads or a Dask cluster; an entered map).
 
     Attributes
     ----------
@@ -315,15 +319,15 @@ class FreeRows:
     """
 
     def __init__(self, fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float,
-                 noise_scale: NoiseScaleFunction | None, pool: ThreadPoolExecutor):
+                 noise_scale: NoiseScaleFunction | None, blocks_map: RowBlockMap):
         self.fitter = fitter
+        self._blocks_map = blocks_map
         matrix, dim = fitter.cooccurrence, fitter.dim
         n_rows = matrix.shape[0]
         self.n_contexts = fitter.n_contexts()
         self.blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows))
         self.identified = self.n_contexts >= 2
-        own = np.array([value for values in _released(pool.map(self._own_block, self.blocks), matrix)
-                        for value in values], dtype=np.float64)
+        own = np.concatenate([np.empty(0), *blocks_map.map(_own_sigma2_block, fitter, self.blocks)])
         has_own = np.isfinite(own)
         totals = np.asarray(matrix.sum(axis=1)).ravel()
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
@@ -332,28 +336,43 @@ class FreeRows:
         self.precision = prior.precision
         self.shift = self.precision @ prior.mean
 
-    def _row(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        matrix = self.fitter.cooccurrence
-        a, b = matrix.indptr[k], matrix.indptr[k + 1]
-        return matrix.indices[a:b], matrix.data[a:b]
+    def fitted_blocks(self) -> Iterator[FittedBlock]:
+        """The posteriors of each of :attr:`blocks`, in order."""
+        fitted = self._blocks_map.map(_free_posterior_block, self.fitter, self.blocks,
+                                      lambda block: (self.sigma2[block], self.dof[block], self.identified[block]),
+                                      (self.precision, self.shift))
+        for block, (vectors, biases, factors) in zip(self.blocks, fitted):
+            yield FittedBlock(vectors, biases, [(int(block[k]), factor) for k, factor in factors])
 
-    def _own_block(self, block: np.ndarray) -> list[float]:
-        workspace = self.fitter.workspace()
-        return [self.fitter.fit_row(*self._row(k), None, None, workspace).sigma2 for k in block]
 
-    def fit_block(self, block: np.ndarray) -> FittedBlock:
-        """The posteriors of the rows ``block`` (one of :attr:`blocks`)."""
-        workspace = self.fitter.workspace()
-        vectors, biases = np.full((block.size, self.fitter.dim), np.nan), np.full(block.size, np.nan)
-        factors = []
-        for position in np.flatnonzero(self.identified[block]):
-            k = int(block[position])
-            hessian, rhs, bias_of = self.fitter.row_normal_equations(*self._row(k), None, workspace)
-            factor, vectors[position], _ = posterior(hessian, rhs, self.sigma2[k], self.dof[k], self.precision,
-                                                     self.shift, workspace)
-            biases[position] = bias_of(vectors[position])
-            factors.append((k, factor))
-        return FittedBlock(vectors, biases, factors)
+def _row(fitter: WordFitter, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``k``'s context columns and counts."""
+    matrix = fitter.cooccurrence
+    a, b = matrix.indptr[k], matrix.indptr[k + 1]
+    return matrix.indices[a:b], matrix.data[a:b]
+
+
+def _own_sigma2_block(fitter: WordFitter) -> np.ndarray:
+    """Each row's own ``s2`` with its bias free (NaN where it has too few contexts)."""
+    workspace = fitter.workspace()
+    return np.array([fitter.fit_row(*_row(fitter, k), None, None, workspace).sigma2
+                     for k in range(fitter.cooccurrence.shape[0])], dtype=np.float64)
+
+
+def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarray, identified: np.ndarray,
+                          precision: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+    """A block's bias-free posterior means and biases (NaN where not identified), and ``(row in the block, factor)``
+    of each identified row."""
+    n_rows = sigma2.size
+    workspace = fitter.workspace()
+    vectors, biases = np.full((n_rows, fitter.dim), np.nan), np.full(n_rows, np.nan)
+    factors = []
+    for k in np.flatnonzero(identified):
+        hessian, rhs, bias_of = fitter.row_normal_equations(*_row(fitter, int(k)), None, workspace)
+        factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
+        biases[k] = bias_of(vectors[k])
+        factors.append((int(k), factor))
+    return vectors, biases, factors
 
 
 def pooled_sigma2(sigma2: np.ndarray, totals: np.ndarray) -> np.ndarray:
@@ -376,21 +395,23 @@ def pooled_sigma2(sigma2: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 
 def posterior_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n_sweeps: int, strength: float,
-                     x_max: float, alpha: float, n_jobs: int, progress: bool = False) -> GloVeParameters:
+                     x_max: float, alpha: float, n_jobs: int, progress: bool = False, *,
+                     client=None) -> GloVeParameters:
     """``n_sweeps`` regularised sweeps: every centre row's posterior mean given C, b, c, then every context
     row's given W, b, c (each side under its own empirical prior); the last W step is left to the caller.
 
-    Biases stay as trained. Returns new centre and context vectors.
+    Biases stay as trained. Returns new centre and context vectors. The rows are fitted on ``n_jobs``
+    threads, or on the Dask cluster of ``client`` (the same numbers).
     """
     transposed = transposed_rows(cooccurrence)
     center, context = parameters.center_vectors, parameters.context_vectors
     for sweep in range(1, n_sweeps + 1):
         center = row_posteriors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha),
                                 parameters.center_biases, strength, n_jobs, covariances=False, progress=progress,
-                                description=f"GloVe-V sweep {sweep}/{n_sweeps}: centre rows").mean
+                                description=f"GloVe-V sweep {sweep}/{n_sweeps}: centre rows", client=client).mean
         context = row_posteriors(WordFitter(transposed, center, parameters.center_biases, x_max, alpha),
                                  parameters.context_biases, strength, n_jobs, covariances=False, progress=progress,
-                                 description=f"GloVe-V sweep {sweep}/{n_sweeps}: context rows").mean
+                                 description=f"GloVe-V sweep {sweep}/{n_sweeps}: context rows", client=client).mean
     return GloVeParameters(center, context, parameters.center_biases, parameters.context_biases,
                            costs=parameters.costs)
 
@@ -437,34 +458,27 @@ class RowOptima:
         return GaussianPrior(self.prior_mean, covariance, strength, self.n_rows)
 
 
-def row_optima(fitter: WordFitter, biases: np.ndarray, n_jobs: int, progress: bool = False) -> RowOptima:
+def row_optima(fitter: WordFitter, biases: np.ndarray, n_jobs: int, progress: bool = False, *,
+               client=None) -> RowOptima:
     """Every row's unregularised optimum and ``s2_i`` (each row's bias held at ``biases``), and the moments of the
-    prior rows (:func:`_prior_rows`): the mean and spread of their optima and their noise covariances by bin."""
+    prior rows (:func:`_prior_rows`): the mean and spread of their optima and their noise covariances by bin.
+
+    The rows are fitted on ``n_jobs`` threads, or on the Dask cluster of ``client`` (the same numbers)."""
     n_words, dim = fitter.cooccurrence.shape[0], fitter.dim
     n_contexts = fitter.n_contexts()
     bins = np.floor(np.log(np.maximum(np.asarray(fitter.cooccurrence.sum(axis=1)).ravel(), np.finfo(float).tiny))
                     / NOISE_BIN_WIDTH).astype(np.int64)
     optimum, sigma2 = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
-
     frequent = n_contexts > FREQUENT_SPARE_RATIO * dim
-
-    def block(rows: np.ndarray) -> dict:
-        """Fit the rows; return the frequent ones' noise covariances summed by bin (taken while the fit is at hand)."""
-        workspace = fitter.workspace()
-        sums: dict = {}
-        for i in rows:
-            fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
-            if fit.factor is not None:
-                optimum[i], sigma2[i] = fit.optimum, fit.sigma2
-                if frequent[i]:
-                    _add_to_bin(sums, int(bins[i]), fit.factor.dense())
-        return sums
-
     rows = np.flatnonzero(n_contexts > dim)
     blocks = np.array_split(rows, n_blocks_for(n_words))  # fixed blocks summed in order: the same prior at any n_jobs
     noise_sums: dict = {}
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        for sums in _blockwise(pool, block, blocks, "GloVe-V prior", progress, fitter.cooccurrence):
+    with RowBlockMap(n_jobs, client) as blocks_map:
+        fitted = blocks_map.map(_optima_block, fitter, blocks, lambda block: (biases[block], frequent[block],
+                                                                              bins[block]),
+                                description="GloVe-V prior", progress=progress)
+        for block, (block_optimum, block_sigma2, sums) in zip(blocks, fitted):
+            optimum[block], sigma2[block] = block_optimum, block_sigma2
             for index, total in sums.items():
                 _add_to_bin(noise_sums, index, total)
     chosen = _prior_rows(n_contexts, np.isfinite(sigma2), dim)
@@ -477,6 +491,22 @@ def row_optima(fitter: WordFitter, biases: np.ndarray, n_jobs: int, progress: bo
     vectors = optimum[chosen]
     return RowOptima(optimum, sigma2, vectors.mean(axis=0), np.atleast_2d(np.cov(vectors, rowvar=False)), noise_sums,
                      int(chosen.size))
+
+
+def _optima_block(fitter: WordFitter, biases: np.ndarray, frequent: np.ndarray,
+                  bins: np.ndarray) -> tuple[np.ndarray, np.ndarray, dict]:
+    """A block's optima and ``s2`` (NaN where a row has no covariance), and its frequent rows' noise covariances
+    summed by bin (taken while each fit is at hand)."""
+    workspace = fitter.workspace()
+    n_rows = biases.size
+    optimum, sigma2, sums = np.full((n_rows, fitter.dim), np.nan), np.full(n_rows, np.nan), {}
+    for k in range(n_rows):
+        fit = fitter.fit_word(k, float(biases[k]), None, workspace)
+        if fit.factor is not None:
+            optimum[k], sigma2[k] = fit.optimum, fit.sigma2
+            if frequent[k]:
+                _add_to_bin(sums, int(bins[k]), fit.factor.dense())
+    return optimum, sigma2, sums
 
 
 def _add_to_bin(sums: dict, index: int, matrix: np.ndarray) -> None:
@@ -516,21 +546,3 @@ def _prior_rows(n_contexts: np.ndarray, fitted: np.ndarray, dim: int) -> np.ndar
                          "larger corpus")
     return np.sort(candidates[np.argsort(-n_contexts[candidates], kind="stable")[:4 * dim]])
 
-
-def _released(results, matrix: sp.csr_matrix):
-    """``results`` as they come, letting go of the pages of a memory-mapped ``matrix`` after each."""
-    for result in results:
-        release_pages(matrix)
-        yield result
-
-
-def _blockwise(pool: ThreadPoolExecutor, function, blocks: list[np.ndarray], description: str, progress: bool,
-               matrix: sp.csr_matrix):
-    """``pool.map(function, blocks)`` with a progress bar counting the blocks' rows, letting go of the pages of a
-    memory-mapped ``matrix`` after each block."""
-    with tqdm(total=sum(len(block) for block in blocks), desc=description, unit="word", disable=not progress,
-              leave=False) as bar:
-        for block, result in zip(blocks, pool.map(function, blocks)):
-            release_pages(matrix)
-            bar.update(len(block))
-            yield result

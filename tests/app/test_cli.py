@@ -184,6 +184,29 @@ def test_fit_with_the_posterior_gives_every_word_a_covariance(corpus_file, capsy
     assert status == 2 and err == "glovev: error: n_sweeps must be >= 1, got 0\n"
 
 
+def test_fit_on_a_dask_cluster_gives_the_fit_on_threads(corpus_file, capsys, tmp_path, dask_client):
+    """``--dask SCHEDULER``: counting, training and the posterior's passes on the cluster; the counts agree to rounding
+    (the shards are summed in another order), and all that follows from them to the same degree."""
+    options = [*FIT, "--no-noise-calibration"]
+    assert run(capsys, "fit", corpus_file, "--output", tmp_path / "threads", *options)[0] == 0
+    status, out, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "dask", *options, "--dask",
+                         dask_client.scheduler.address)
+    assert status == 0 and f"dask: 2 worker(s) of the scheduler at {dask_client.scheduler.address}" in out
+    on_threads, on_dask = (glovev_ext.load_model(tmp_path / name)[0] for name in ("threads", "dask"))
+    assert on_dask.index_to_key == on_threads.index_to_key
+    np.testing.assert_allclose(on_dask.vectors, on_threads.vectors, rtol=1e-7, atol=1e-9)
+    word = on_threads.index_to_key[100]
+    np.testing.assert_allclose(on_dask.covariance(word), on_threads.covariance(word), rtol=1e-6)
+    status, _, err = run(capsys, "fit", corpus_file, "--output", tmp_path / "no", *FIT, "--dask",
+                         "--point-estimate", "trained")
+    assert status == 2 and "--dask runs --point-estimate posterior (the default), not trained" in err
+    with pytest.raises(SystemExit) as exit_status:  # argparse's own error: the corpus taken for an address
+        main(["fit", "--dask", str(corpus_file), "--output", str(tmp_path / "no"), *FIT])
+    err = capsys.readouterr().err
+    assert exit_status.value.code == 2 and "expected a scheduler address such as tcp://" in err
+    assert "give it before --dask" in err
+
+
 def table(out: str) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(out), index_col=0)
 

@@ -25,14 +25,6 @@ def posterior_model(small_model, embedded_cooccurrence) -> glovev_ext.GloVeVEsti
                                       progress=False).fit(embedded_cooccurrence)
 
 
-@pytest.fixture(scope="module")
-def halves(embedded_vectorizer) -> tuple:
-    documents = list(glovev_ext.load_default_corpus(max_documents=6000))
-    first = np.random.default_rng(5).random(len(documents)) < 0.5
-    return tuple(embedded_vectorizer.transform([d for d, a in zip(documents, first) if a == side])
-                 for side in (True, False))
-
-
 def options(model) -> dict:
     return {"context_vectors": model.context_embedding_, "context_biases": model.context_bias_,
             "x_max": model.x_max, "alpha": model.alpha}

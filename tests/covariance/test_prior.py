@@ -192,9 +192,6 @@ def test_posterior_options_are_checked(embedded_cooccurrence, trained):
     with pytest.raises(ValueError, match="n_sweeps must be >= 1"):
         glovev_ext.GloVeVEstimator(DIM, pretrained=trained, point_estimate="alternating", n_sweeps=0,
                                    progress=False).fit(embedded_cooccurrence)
-    with pytest.raises(ValueError, match="threads only"):
-        glovev_ext.GloVeVEstimator(DIM, pretrained=trained, point_estimate="posterior", backend="dask",
-                                   covariance_storage="/tmp/x.store", progress=False).fit(embedded_cooccurrence)
     tiny = glovev_ext.CooccurrenceVectorizer(min_count=1, progress=False).fit_transform(["a b c d e f g h"] * 10)
     with pytest.raises(ValueError, match="0 words have more contexts than n_components = 7 .*the prior of "
                                          "point_estimate='posterior' needs more than 7"):

@@ -351,7 +351,7 @@ def test_equality_pvalues_are_uniform_under_the_null(simulation, null_draws, cap
             understated.append(float(compare_models(shrunk).equality().pvalue))
     assert capsys.readouterr() == ("", "")
     uniform = stats.kstest(pvalues, "uniform").pvalue
-    record_property("equality_ks_pvalue", uniform)
+    record_property("equality_ks_pvalue", float(uniform))
     record_property("equality_rejection_rate", float(np.mean(np.array(pvalues) < 0.05)))
     assert uniform > 0.01, uniform
     assert stats.kstest(understated, "uniform").pvalue < 0.01
@@ -370,8 +370,8 @@ def test_vector_change_pvalues_are_uniform_under_the_null(simulation, null_draws
         with_f.append(frame["P>chi2"].iloc[0])
         chi2.append(vector_change_test(first, second, [word], use_t=False)["P>chi2"].iloc[0])
     uniform_f, uniform_chi2 = stats.kstest(with_f, "uniform").pvalue, stats.kstest(chi2, "uniform").pvalue
-    record_property("vector_change_ks_pvalue_f", uniform_f)
-    record_property("vector_change_ks_pvalue_chi2", uniform_chi2)
+    record_property("vector_change_ks_pvalue_f", float(uniform_f))
+    record_property("vector_change_ks_pvalue_chi2", float(uniform_chi2))
     assert uniform_f > 0.01 and uniform_chi2 > 0.01, (uniform_f, uniform_chi2)
 
 
@@ -387,8 +387,8 @@ def test_vector_change_pvalues_are_uniform_under_the_null_for_a_word_with_few_co
         dofs.append(row["df"])
     uniform = stats.kstest(pvalues, "uniform").pvalue
     rate = float(np.mean(np.array(pvalues) < 0.05))
-    record_property("vector_change_rare_ks_pvalue", uniform)
-    record_property("vector_change_rare_rejection_rate", rate)
+    record_property("vector_change_rare_ks_pvalue", float(uniform))
+    record_property("vector_change_rare_rejection_rate", float(rate))
     record_property("vector_change_rare_median_df", float(np.median(dofs)))
     assert 60 < np.median(dofs) < 130
     assert uniform > 0.01, (uniform, rate)
@@ -440,9 +440,9 @@ def test_a_change_planted_at_the_minimum_detectable_effect_is_detected_at_the_st
         assert float(comparison.equality().pvalue) == pytest.approx(p, rel=1e-8, abs=1e-300)
         detected.append(p < 0.05)
     rate = float(np.mean(detected))
-    record_property("planted_effect", effect)
-    record_property("planted_stated_power", stated)
-    record_property("planted_detection_rate", rate)
+    record_property("planted_effect", float(effect))
+    record_property("planted_stated_power", float(stated))
+    record_property("planted_detection_rate", float(rate))
     assert abs(rate - stated) < 0.05, (rate, stated)
 
 
@@ -482,8 +482,8 @@ def test_equality_of_monte_carlo_results_rejects_no_more_than_the_delta_z_under_
         linear.append(2 * stats.norm.sf(abs(z)))
     default, linear = np.array(default), np.array(linear)
     rate, reference = float(np.mean(default < 0.05)), float(np.mean(linear < 0.05))
-    record_property("monte_carlo_equality_rejection_rate", rate)
-    record_property("monte_carlo_linear_z_rejection_rate", reference)
+    record_property("monte_carlo_equality_rejection_rate", float(rate))
+    record_property("monte_carlo_linear_z_rejection_rate", float(reference))
     assert methods.count(MONTE_CARLO) > 0.9 * len(methods)
     assert rate <= reference, (rate, reference)
     assert rate <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / replications), rate
@@ -545,8 +545,8 @@ def test_equality_of_a_cosine_in_two_random_halves_rejects_no_more_than_the_delt
         default.append(float(compare_models(results).equality().pvalue))
         methods += [r.method for r in results]
     rate, reference = float(np.mean(np.array(default) < 0.05)), float(np.mean(2 * stats.norm.sf(np.abs(z)) < 0.05))
-    record_property("split_half_equality_rejection_rate", rate)
-    record_property("split_half_linear_z_rejection_rate", reference)
+    record_property("split_half_equality_rejection_rate", float(rate))
+    record_property("split_half_linear_z_rejection_rate", float(reference))
     assert methods.count(MONTE_CARLO) > 0.9 * len(methods)
     assert rate <= reference, (rate, reference)
 
@@ -645,7 +645,7 @@ def self_similarity_coverage(simulation, truth_cosine, replications=300):
 
 def test_self_similarity_intervals_cover_away_from_1_and_say_they_do_not_near_it(simulation, record_property):
     coverage = self_similarity_coverage(simulation, 0.6)
-    record_property("self_similarity_coverage_0.6", coverage)
+    record_property("self_similarity_coverage_0.6", float(coverage))
     assert coverage >= 0.9
     first = simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(1))
     second = simulation.simulator.draw([simulation.pair[0]], np.random.default_rng(2))
@@ -657,5 +657,5 @@ def test_self_similarity_intervals_cover_away_from_1_and_say_they_do_not_near_it
                                        "(docs/method.md 7.3; measured 0.72 for this word)")
 def test_self_similarity_intervals_cover_a_true_value_of_0_99(simulation, record_property):
     coverage = self_similarity_coverage(simulation, 0.99)
-    record_property("self_similarity_coverage_0.99", coverage)
+    record_property("self_similarity_coverage_0.99", float(coverage))
     assert coverage >= 0.935

@@ -207,8 +207,8 @@ def test_equality_of_a_cosine_under_one_prior_rejects_at_its_nominal_rate(prior,
         independent.append(float(compare_models([r.replace(prior_link=None)
                                                  for r in results]).equality().pvalue))
     rate, plain = float(np.mean(np.array(shared) < 0.05)), float(np.mean(np.array(independent) < 0.05))
-    record_property("shared_prior_equality_rejection_rate", rate)
-    record_property("independent_equality_rejection_rate", plain)
+    record_property("shared_prior_equality_rejection_rate", float(rate))
+    record_property("independent_equality_rejection_rate", float(plain))
     assert 0.03 <= rate <= 0.07, rate
     if strengths[0] < 1:
         assert plain < 0.01, plain  # taken as independent, the test hardly ever rejects

@@ -1,0 +1,175 @@
+"""Passes over blocks of rows fitted against fixed context parameters, on threads or on a Dask cluster.
+
+The prior's pass, the posteriors, the regularised sweeps and the halves' comparison all fit
+rows one at a time against the same context vectors and biases, and no row's fit depends on
+another's. Each of them is a *block function*, a top-level function ``function(fitter, *arguments)``
+whose ``fitter`` is a :class:`~glovev_ext.covariance.wls.WordFitter` of the block's rows alone (its
+row ``k`` is the block's ``k``-th row) and which returns the block's results. :class:`RowBlockMap`
+runs one over blocks and gives the results in block order, so a caller that sums or writes them
+in that order gets the same numbers on threads and on Dask:
+
+- threads: the block function reads its rows in place (consecutive rows) or a copy of them;
+- Dask: the context parameters and the shared arguments are sent to every worker once per map;
+  each task carries its block's rows and arguments and runs with one BLAS thread; a task lost
+  with a worker runs again elsewhere, and a block whose task was cancelled (its shared data lost)
+  is sent again (an error after :data:`_TRIES_PER_BLOCK` tries).
+
+BLAS runs on one thread in this process while the map is entered (the callers' work between
+blocks is on small matrices too). At most ``2 n`` blocks (``n`` threads or workers) are in
+flight at a time, so only their rows and results are held.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import CancelledError, ThreadPoolExecutor
+from contextlib import ExitStack
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
+
+from .._dask import connected
+from .._memory import release_pages
+from .wls import WordFitter
+
+_TRIES_PER_BLOCK = 4  # a block lost with dying workers this often stops the pass
+
+BlockArguments = Callable[[np.ndarray], tuple]
+"""``per_block(block)``: the arguments of the block function that belong to the rows ``block``."""
+
+
+class RowBlockMap:
+    """Runs block functions over row blocks on threads or on Dask; a context manager holding the threads or client.
+
+    Parameters
+    ----------
+    n_jobs : int
+        Threads (without ``client``).
+    client : dask.distributed.Client, str or None
+        Run on this Dask cluster (a client, or a scheduler address connected to while the map is
+        entered) instead of threads.
+    """
+
+    def __init__(self, n_jobs: int, client=None):
+        self.n_jobs = max(1, int(n_jobs))
+        self.client = client
+        self.dask = client is not None
+        self._stack = ExitStack()
+
+    def __enter__(self) -> RowBlockMap:
+        # One BLAS thread for the caller's own small-matrix work between blocks too (on threads, for the pool's).
+        self._stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
+        if self.dask:
+            self._active = self._stack.enter_context(connected(self.client, self.n_jobs))
+            self._width = max(1, len(self._active.scheduler_info().get("workers", {})))
+        else:
+            self._pool = self._stack.enter_context(ThreadPoolExecutor(self.n_jobs, thread_name_prefix="glovev-rows"))
+            self._width = self.n_jobs
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def map(self, function: Callable, fitter: WordFitter, blocks: Sequence[np.ndarray],
+            per_block: BlockArguments | None = None, shared: tuple = (), *, description: str = "",
+            progress: bool = False) -> Iterator:
+        """``function(fitter of the block's rows, *per_block(block), *shared)`` for each block, in block order.
+
+        Parameters
+        ----------
+        function : callable
+            A top-level function (Dask sends it by name).
+        fitter : WordFitter
+            All rows and the context parameters.
+        blocks : sequence of ndarray of int
+            Rows of each block, increasing.
+        per_block : callable, optional
+            The block's own arguments.
+        shared : tuple
+            Arguments every block takes (sent once to each worker on Dask).
+        description : str
+        progress : bool
+            A tqdm bar counting the blocks' rows.
+        """
+        per_block = per_block or (lambda block: ())
+        submit = self._submitter(function, fitter, shared)
+        matrix = fitter.cooccurrence
+        pending = iter(blocks)
+        in_flight: deque = deque()
+
+        def submit_next() -> None:
+            block = next(pending, None)
+            if block is not None:
+                in_flight.append((block, submit(block, per_block(block)), 1))
+
+        with tqdm(total=sum(len(block) for block in blocks), desc=description, unit="word", disable=not progress,
+                  leave=False) as bar:
+            for _ in range(2 * self._width):
+                submit_next()
+            while in_flight:
+                block, future, tries = in_flight.popleft()
+                try:
+                    result = future.result()
+                except CancelledError:
+                    if tries >= _TRIES_PER_BLOCK:
+                        raise RuntimeError(f"a block of {len(block)} rows was lost {tries} times (workers keep "
+                                           "leaving the cluster)") from None
+                    in_flight.appendleft((block, submit(block, per_block(block)), tries + 1))
+                    continue
+                release_pages(matrix)
+                bar.update(len(block))
+                yield result
+                submit_next()
+
+    def _submitter(self, function: Callable, fitter: WordFitter, shared: tuple):
+        """``submit(block, arguments) -> future`` (on Dask, sending the shared arguments again where a worker's
+        death lost them)."""
+        options = (fitter.context_vectors, fitter.context_biases, fitter.x_max, fitter.alpha, fitter.conditioning)
+        matrix = fitter.cooccurrence
+        if not self.dask:
+            def run(block: np.ndarray, arguments: tuple):
+                return function(WordFitter(_block_rows(matrix, block), *options), *arguments, *shared)
+
+            return lambda block, arguments: self._pool.submit(run, block, arguments)
+
+        active = self._active
+        sent: list = []
+
+        def send() -> None:
+            # Fresh keys (hash=False): scattering again under the old key can wait on its release.
+            sent[:] = active.scatter([options[0], options[1], *shared], broadcast=True, hash=False)
+
+        def submit(block: np.ndarray, arguments: tuple):
+            if not sent or any(future.status != "finished" for future in sent):
+                send()
+            # The rows travel inside the task, so the scheduler can run it again on another worker if its worker
+            # dies (rows scattered to a worker would die with it, and scattering to a dying worker fails); a
+            # block of frequent words can pass the 10 MiB at which Dask warns of a large graph: they are meant to.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+                return active.submit(_run_block, function, _block_rows(matrix, block), sent[0], sent[1], *options[2:],
+                                     *arguments, *sent[2:], pure=False)
+
+        return submit
+
+
+def _run_block(function: Callable, rows: sp.csr_matrix, context_vectors: np.ndarray, context_biases: np.ndarray,
+               x_max: float, alpha: float, conditioning: str, *arguments):
+    """A block function on a Dask worker, with one BLAS thread (``arguments``: the block's own, then the shared)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return function(WordFitter(rows, context_vectors, context_biases, x_max, alpha, conditioning), *arguments)
+
+
+def _block_rows(matrix: sp.csr_matrix, block: np.ndarray) -> sp.csr_matrix:
+    """The rows ``block`` of ``matrix`` as a CSR matrix: where they are consecutive, one whose values and columns are
+    views of ``matrix``'s (nothing copied but the row pointers); else a copy."""
+    if not block.size or block[-1] - block[0] + 1 != block.size:
+        return matrix[block]
+    first, stop = int(block[0]), int(block[-1]) + 1
+    start, end = matrix.indptr[first], matrix.indptr[stop]
+    return sp.csr_matrix((matrix.data[start:end], matrix.indices[start:end], matrix.indptr[first:stop + 1] - start),
+                         shape=(stop - first, matrix.shape[1]), copy=False)
