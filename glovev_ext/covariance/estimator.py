@@ -151,9 +151,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         (the prior, the halves' comparison, the sweeps and the posteriors) send blocks of rows to
         the workers, which send back the vectors and factors; with ``point_estimate="trained"`` or
         ``"optimum"`` the workers write their factors into the store file themselves, so
-        ``covariance_storage`` must be a path they can reach. ``"alternating"``'s sweeps run on
-        threads. A pass to a file (either backend) that is interrupted resumes when the same fit is
-        run again.
+        ``covariance_storage`` must be a path they can reach (``"alternating"`` too, whose sweeps
+        run there as the posterior's do). A pass to a file (either backend) that is interrupted
+        resumes when the same fit is run again.
     client : dask.distributed.Client, str or None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` worker processes.
@@ -314,7 +314,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             parameters = _check_pretrained(self.pretrained, n_words, dim)
         if self.point_estimate == "alternating":
             parameters = alternating_sweeps(matrix, parameters, n_sweeps, x_max, self.alpha, self.conditioning,
-                                            n_jobs)
+                                            n_jobs, client=client)
         elif self.point_estimate == "posterior" and n_sweeps:
             parameters = posterior_sweeps(matrix, parameters, n_sweeps, self.prior_strength, x_max, self.alpha, n_jobs,
                                           self.progress, client=client)

@@ -18,14 +18,11 @@ block) keeps its vector.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
-from .._memory import release_pages
 from ..glove import GloVeParameters
+from ._row_blocks import RowBlockMap
 from ._symmetry import transposed_rows
 from .wls import WordFitter
 
@@ -39,32 +36,37 @@ def check_point_estimate(point_estimate: str) -> str:
     return point_estimate
 
 
-def optimum_vectors(fitter: WordFitter, biases: np.ndarray, vectors: np.ndarray, n_jobs: int) -> np.ndarray:
+def optimum_vectors(fitter: WordFitter, biases: np.ndarray, vectors: np.ndarray, n_jobs: int, *,
+                    client=None) -> np.ndarray:
     """Every row's weighted-least-squares vector given ``fitter``'s fixed side and the row's bias.
 
     Rows without an exact solution keep their row of ``vectors``. Blocks of rows run on ``n_jobs``
-    threads with one BLAS thread each.
+    threads with one BLAS thread each, or on the Dask cluster of ``client`` (the same numbers).
     """
     n_contexts = fitter.n_contexts()
     rows = np.flatnonzero(n_contexts > fitter.dim)
     out = np.array(vectors, dtype=np.float64, copy=True)
-
-    def solve(block: np.ndarray) -> None:
-        workspace = fitter.workspace()
-        for i in block:
-            fit = fitter.fit_word(int(i), float(biases[i]), None, workspace)
-            if fit.factor is not None:
-                out[i] = fit.optimum
-
     blocks = np.array_split(rows, max(1, 8 * n_jobs))
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max(1, n_jobs)) as pool:
-        for _ in pool.map(solve, blocks):
-            release_pages(fitter.cooccurrence)
+    with RowBlockMap(n_jobs, client) as blocks_map:
+        for block, (optima, solved) in zip(blocks, blocks_map.map(_optimum_block, fitter, blocks,
+                                                                  lambda block: (biases[block],))):
+            out[block[solved]] = optima[solved]
     return out
 
 
+def _optimum_block(fitter: WordFitter, biases: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A block's optima and which of its rows have one."""
+    workspace = fitter.workspace()
+    optima, solved = np.full((biases.size, fitter.dim), np.nan), np.zeros(biases.size, dtype=bool)
+    for k in range(biases.size):
+        fit = fitter.fit_word(k, float(biases[k]), None, workspace)
+        if fit.factor is not None:
+            optima[k], solved[k] = fit.optimum, True
+    return optima, solved
+
+
 def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n_sweeps: int, x_max: float,
-                       alpha: float, conditioning: str, n_jobs: int) -> GloVeParameters:
+                       alpha: float, conditioning: str, n_jobs: int, *, client=None) -> GloVeParameters:
     """``n_sweeps`` sweeps of W given C, b, c then C given W, b, c; the last W step is left to the covariance pass.
 
     Parameters
@@ -77,6 +79,9 @@ def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters,
     x_max, alpha : float
     conditioning : {"exact", "paper"}
     n_jobs : int
+        Threads (one BLAS thread each).
+    client : dask.distributed.Client or str, optional
+        Solve the rows on this Dask cluster instead (the same numbers).
 
     Returns
     -------
@@ -87,8 +92,8 @@ def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters,
     center, context = parameters.center_vectors, parameters.context_vectors
     for _ in range(n_sweeps):
         center = optimum_vectors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha,
-                                            conditioning), parameters.center_biases, center, n_jobs)
+                                            conditioning), parameters.center_biases, center, n_jobs, client=client)
         context = optimum_vectors(WordFitter(transposed, center, parameters.center_biases, x_max, alpha,
-                                             conditioning), parameters.context_biases, context, n_jobs)
+                                             conditioning), parameters.context_biases, context, n_jobs, client=client)
     return GloVeParameters(center, context, parameters.center_biases, parameters.context_biases,
                            costs=parameters.costs)

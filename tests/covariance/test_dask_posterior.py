@@ -1,5 +1,5 @@
-"""The default recipe (point_estimate="posterior") on a Dask cluster: every pass gives the threads' bits, a worker lost
-mid-pass is survived, and a block lost again and again stops the pass naming it."""
+"""The passes over rows on a Dask cluster: the default recipe (point_estimate="posterior") and the alternating sweeps give
+the threads' bits, a worker lost mid-pass is survived, and a block lost again and again stops the pass naming it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 import glovev_ext
 from glovev_ext.covariance._row_blocks import RowBlockMap
 from glovev_ext.covariance.prior import _own_sigma2_block, _row
+from glovev_ext.covariance.refit import alternating_sweeps
 from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import GloVeParameters
 
@@ -61,6 +62,15 @@ def test_a_worker_killed_mid_posterior_is_survived(dask_client, trained, embedde
     watcher.join(timeout=120)
     assert killed, "no worker was killed during the posterior's passes"
     assert_same_fit(on_dask, on_threads)
+
+
+def test_the_alternating_sweeps_on_the_cluster_give_the_threads_bits(dask_client, trained, embedded_cooccurrence):
+    options = (embedded_cooccurrence, trained, 1, 100.0, 0.75, "exact", 2)
+    on_threads = alternating_sweeps(*options)
+    on_dask = alternating_sweeps(*options, client=dask_client)
+    for name in ("center_vectors", "context_vectors"):
+        assert not np.array_equal(getattr(on_threads, name), getattr(trained, name))  # the sweep moved them
+        np.testing.assert_array_equal(getattr(on_dask, name), getattr(on_threads, name), err_msg=name)
 
 
 def test_blocks_come_back_in_order_and_a_block_lost_every_time_stops_the_pass(dask_client, embedded_cooccurrence,
