@@ -57,13 +57,12 @@ class RowBlockMap:
     def __init__(self, n_jobs: int, client=None):
         self.n_jobs = max(1, int(n_jobs))
         self.client = client
-        self.dask = client is not None
         self._stack = ExitStack()
 
     def __enter__(self) -> RowBlockMap:
         # One BLAS thread for the caller's own small-matrix work between blocks too (on threads, for the pool's).
         self._stack.enter_context(threadpool_limits(limits=1, user_api="blas"))
-        if self.dask:
+        if self.client is not None:
             self._active = self._stack.enter_context(connected(self.client, self.n_jobs))
             self._width = max(1, len(self._active.scheduler_info().get("workers", {})))
         else:
@@ -130,7 +129,7 @@ class RowBlockMap:
         death lost them)."""
         options = (fitter.context_vectors, fitter.context_biases, fitter.x_max, fitter.alpha, fitter.conditioning)
         matrix = fitter.cooccurrence
-        if not self.dask:
+        if self.client is None:
             def run(block: np.ndarray, arguments: tuple):
                 return function(WordFitter(_block_rows(matrix, block), *options), *arguments, *shared)
 

@@ -355,8 +355,8 @@ def _row(fitter: WordFitter, k: int) -> tuple[np.ndarray, np.ndarray]:
 def _own_sigma2_block(fitter: WordFitter) -> np.ndarray:
     """Each row's own ``s2`` with its bias free (NaN where it has too few contexts)."""
     workspace = fitter.workspace()
-    return np.array([fitter.fit_row(*_row(fitter, k), None, None, workspace).sigma2
-                     for k in range(fitter.cooccurrence.shape[0])], dtype=np.float64)
+    return np.array([fitter.fit_word(k, None, None, workspace).sigma2 for k in range(fitter.cooccurrence.shape[0])],
+                    dtype=np.float64)
 
 
 def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarray, identified: np.ndarray,
