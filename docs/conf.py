@@ -114,7 +114,14 @@ intersphinx_timeout = 1
 os.environ.setdefault("GLOVEV_TUTORIAL_QUICK", "1")
 os.environ.setdefault("GLOVEV_TUTORIAL_OUTPUT", str(DOCS / "_build" / "tutorial-output"))
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The tutorials run two at a time, each in a process of its own; their shared model is fitted here first, so that
+# they all load it and none fits it while another is saving it.
+sys.path.insert(0, str(ROOT / "tutorials"))
+import _common  # noqa: E402 - reads the environment set above when imported
+
+_common.fitted_model()
 sphinx_gallery_conf = {
+    "parallel": 2,
     "examples_dirs": str(ROOT / "tutorials"),
     "gallery_dirs": "tutorials",
     "filename_pattern": r"[/\\]\d\d_",  # run every tutorial
