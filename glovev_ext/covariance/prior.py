@@ -211,21 +211,26 @@ def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray,
 
 
 def posterior(hessian: np.ndarray, rhs: np.ndarray, sigma2: float, dof: float, precision: np.ndarray,
-              shift: np.ndarray, workspace: Workspace) -> tuple[Factor, np.ndarray, float]:
+              shift: np.ndarray, workspace: Workspace, *, with_share: bool = True) -> tuple[Factor, np.ndarray, float]:
     """One row's posterior from its normal equations ``H w = rhs``, residual variance and the prior's ``P``, ``P mu``.
 
     Returns the factor of ``Sigma = s2 (H + s2 P)^{-1}`` (``dof`` degrees of freedom), the mean
-    ``(H + s2 P)^{-1} (rhs + s2 P mu)`` and the prior's share of the precision, ``1 - tr((H + s2 P)^{-1} H) / D``.
+    ``(H + s2 P)^{-1} (rhs + s2 P mu)`` and the prior's share of the precision, ``1 - tr((H + s2 P)^{-1} H) / D``
+    (NaN with ``with_share=False``: the share costs two triangular solves with D right-hand sides, about as
+    much as the rest of a rare row's posterior).
     """
     regularised = hessian + sigma2 * precision
     lower, info, _ = workspace.cholesky(regularised)
     if info == 0:
         factor = Factor.of_hessian(regularised, lower, pseudo_inverse=False).with_sigma2(sigma2, dof)
+        mean = factor.solve(rhs + sigma2 * shift)
+        if not with_share:
+            return factor, mean, np.nan
         share = 1.0 - np.trace(cho_solve((lower, True), hessian, check_finite=False)) / hessian.shape[0]
-        return factor, factor.solve(rhs + sigma2 * shift), float(min(max(share, 0.0), 1.0))
+        return factor, mean, float(min(max(share, 0.0), 1.0))
     inverse, share = _whitened_inverse(hessian, sigma2, precision)
     factor = Factor.of_covariance(inverse).with_sigma2(sigma2, dof)
-    return factor, inverse @ (rhs + sigma2 * shift), float(min(max(share, 0.0), 1.0))
+    return factor, inverse @ (rhs + sigma2 * shift), float(min(max(share, 0.0), 1.0)) if with_share else np.nan
 
 
 def _whitened_inverse(hessian: np.ndarray, sigma2: float, precision: np.ndarray) -> tuple[np.ndarray, float]:
@@ -369,7 +374,8 @@ def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarra
     factors = []
     for k in np.flatnonzero(identified):
         hessian, rhs, bias_of = fitter.row_normal_equations(*_row(fitter, int(k)), None, workspace)
-        factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
+        factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace,
+                                          with_share=False)
         biases[k] = bias_of(vectors[k])
         factors.append((int(k), factor))
     return vectors, biases, factors

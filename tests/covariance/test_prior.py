@@ -259,3 +259,27 @@ def test_a_hessian_that_rounding_made_indefinite_still_gets_a_posterior():
     np.testing.assert_allclose(mean, expected @ np.ones(5), rtol=1e-6)
     assert share == pytest.approx(np.mean(sigma2 / (values + sigma2)), rel=1e-9) and factor.dof == 4.0
     assert np.all(np.linalg.eigvalsh(factor.dense()) > 0)
+
+
+@pytest.mark.parametrize("branch", ["cholesky", "whitened"])
+def test_the_share_is_one_minus_the_datas_part_of_the_precision_and_can_be_left_out(branch):
+    """``1 - tr((H + s2 P)^{-1} H) / D`` against numpy's inverse; ``with_share=False`` gives the same factor and mean
+    bit for bit, and NaN for the share (the halves' posteriors and the simulations do not use it)."""
+    generator = np.random.default_rng(1)
+    root = generator.normal(size=(5, 5))
+    precision = root @ root.T + np.eye(5)
+    design = generator.normal(size=(8 if branch == "cholesky" else 3, 5))
+    hessian = design.T @ design - (0.0 if branch == "cholesky" else 1e-9) * np.eye(5)
+    sigma2, rhs, shift = (0.3 if branch == "cholesky" else 1e-12), generator.normal(size=5), generator.normal(size=5)
+    factor, mean, share = posterior(hessian, rhs, sigma2, 3.0, precision, shift, Workspace(5, 1))
+    if branch == "cholesky":
+        expected = 1.0 - np.trace(np.linalg.solve(hessian + sigma2 * precision, hessian)) / 5
+    else:  # H's rounding negatives set to 0 in the prior's whitened coordinates (the test above)
+        whitening = np.linalg.inv(np.linalg.cholesky(precision))
+        values = np.clip(np.linalg.eigvalsh(whitening @ hessian @ whitening.T), 0.0, None)
+        expected = np.mean(sigma2 / (values + sigma2))
+    assert share == pytest.approx(float(np.clip(expected, 0.0, 1.0)), rel=1e-6, abs=1e-9)
+    without = posterior(hessian, rhs, sigma2, 3.0, precision, shift, Workspace(5, 1), with_share=False)
+    np.testing.assert_array_equal(without[0].dense(), factor.dense())
+    np.testing.assert_array_equal(without[1], mean)
+    assert np.isnan(without[2])

@@ -116,7 +116,7 @@ class RowSimulator:
         sigma2, dof = (fit.sigma2, cols.size - dim) if fit.factor is not None else (self.sigma2[key], np.inf)
         workspace = Workspace(dim, cols.size)
         hessian, rhs = self._fitter.row_normal_equations(cols, values, bias, workspace, weights)
-        factor, mean, _ = posterior(hessian, rhs, sigma2, dof, *self._prior, workspace)
+        factor, mean, _ = posterior(hessian, rhs, sigma2, dof, *self._prior, workspace, with_share=False)
         return WordFit(cols.size, factor, mean, 0.0, bias)
 
 
