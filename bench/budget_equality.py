@@ -45,8 +45,9 @@ def main() -> None:
                                        point_estimate=args.point_estimate, covariance_dtype=args.covariance_dtype,
                                        progress=False), progress=False)
     free, bounded = fits[None].keyed_vectors, fits[args.max_memory].keyed_vectors
-    rows = np.flatnonzero(free.covariance_rows >= 0)
-    same_words = np.array_equal(rows, np.flatnonzero(bounded.covariance_rows >= 0))
+    rows, rows_bounded = (np.array([i for i, key in enumerate(kv.index_to_key) if kv.has_covariance(key)])
+                          for kv in (free, bounded))
+    same_words = np.array_equal(rows, rows_bounded)
     if 0 < args.sample < rows.size:
         rows = np.sort(np.random.default_rng(0).choice(rows, args.sample, replace=False))
     largest = max(float(np.abs(bounded.covariance(free.index_to_key[i]) - free.covariance(free.index_to_key[i])).max())
