@@ -39,6 +39,7 @@ from ._memory import trim_heap
 from .counting import CooccurrenceVectorizer, LineCorpus, default_corpus_path, load_default_corpus
 from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, CovarianceStore, GloVeVEstimator
 from .covariance.factor import LOW_RANK_PLUS_DIAGONAL, packed_size
+from .glove.device import resolve_batch_size
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import check_fit_params, fit_corpus, fit_metadata
 from .atomic import atomic_path, check_writable
@@ -296,6 +297,13 @@ def _build_parser() -> argparse.ArgumentParser:
                           "must read the corpus file at the same path), or, with no address, a local cluster of "
                           "--n-jobs worker processes; the same result as on threads (the counts to rounding, the "
                           "rest bit for bit from them). --point-estimate posterior only (default: threads)")
+    fit.add_argument("--device", default=glove["device"], metavar="DEVICE",
+                     help="train on this PyTorch device: cuda, cuda:1, or cpu for the same code on the processor "
+                          "(pip install 'glovev-ext[gpu]'); the covariances are computed on the CPU "
+                          "(default: the compiled CPU trainer)")
+    fit.add_argument("--batch-size", type=int, default=glove["batch_size"], metavar="ENTRIES",
+                     help="entries per training batch with --device (default: the nonzeros / 256, within "
+                          "[1, 65536])")
     _add_n_jobs(fit)
     _add_random_state(fit, "random seed of training and of the noise calibration's random halves",
                       default=glove["random_state"])
@@ -587,7 +595,8 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
                                 covariance_approximation=args.covariance_approximation,
                                 conditioning=args.conditioning,
                                 point_estimate=args.point_estimate, n_sweeps=args.sweeps,
-                                prior_strength=args.prior_strength, backend=backend)
+                                prior_strength=args.prior_strength, backend=backend, device=args.device,
+                                batch_size=args.batch_size)
     check_fit_params(vectorizer, estimator)
     return vectorizer, estimator
 
@@ -638,7 +647,9 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
         costs = model.training_costs_
         sweeps = (f", then {model.n_sweeps_} {'regularised' if model.point_estimate == 'posterior' else 'exact'} "
                   f"sweep{'s' if model.n_sweeps_ > 1 else ''}" if model.n_sweeps_ else "")
-        _say(f"trained: D={model.n_components}, {model.epochs} epochs, cost {costs[0]:.4f} -> {costs[-1]:.4f} "
+        where = ("" if model.device is None else f" on {model.device} (PyTorch, batches of "
+                 f"{resolve_batch_size(model.batch_size, cooccurrence):,} entries)")
+        _say(f"trained: D={model.n_components}, {model.epochs} epochs{where}, cost {costs[0]:.4f} -> {costs[-1]:.4f} "
              f"(GloVe's weighted squared error per nonzero, first -> last epoch){sweeps}  [{seconds['train']:.1f} s]")
         kv, metadata = fitted.keyed_vectors, fitted.metadata
     few = int((model.n_contexts_ <= kv.vector_size).sum())

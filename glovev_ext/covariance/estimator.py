@@ -21,6 +21,7 @@ from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memor
 from .._memory import trim_heap
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
+from ..glove.device import check_device
 from ..glove.trainer import check_training_params
 from .factor import check_approximation, packed_size
 from .passes import covariance_pass, threaded_runner
@@ -157,6 +158,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     client : dask.distributed.Client, str or None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` worker processes.
+    device : str or None, default=None
+        Where training runs: None with the compiled kernel on the CPU; a PyTorch device (``"cuda"``,
+        or ``"cpu"`` for the same code on the processor; ``pip install 'glovev-ext[gpu]'``) in
+        mini-batches there (:func:`~glovev_ext.glove.train_glove`). The covariances are computed on
+        the CPU either way. With a device, ``max_memory`` bounds the covariances only (the device
+        holds the entries), and ``backend`` must be ``"threads"``.
+    batch_size : int or None, default=None
+        Entries per training batch with ``device`` (:func:`~glovev_ext.glove.train_glove`).
     progress : bool, default=True
         Show progress bars.
 
@@ -234,7 +243,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                  conditioning: str = "exact", point_estimate: str = "posterior", n_sweeps: int | None = None,
                  prior_strength: float = 1.0, noise_scale: NoiseScale | None = None,
                  pretrained: GloVeParameters | Sequence[np.ndarray] | None = None,
-                 backend: str = "threads", client=None, progress: bool = True):
+                 backend: str = "threads", client=None, device: str | None = None, batch_size: int | None = None,
+                 progress: bool = True):
         self.n_components = n_components
         self.x_max = x_max
         self.alpha = alpha
@@ -254,6 +264,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self.pretrained = pretrained
         self.backend = backend
         self.client = client
+        self.device = device
+        self.batch_size = batch_size
         self.progress = progress
 
     def __sklearn_clone__(self):
@@ -308,8 +320,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.pretrained is None:
             parameters = train_glove(matrix, dim, epochs=self.epochs, learning_rate=self.learning_rate,
                                      x_max=x_max, alpha=self.alpha, random_state=self.random_state,
-                                     n_jobs=self.n_jobs, max_memory=self.max_memory, backend=self.backend,
-                                     client=client, progress=self.progress)
+                                     n_jobs=self.n_jobs, max_memory=None if self.device else self.max_memory,
+                                     backend=self.backend, client=client, device=self.device,
+                                     batch_size=self.batch_size, progress=self.progress)
         else:
             parameters = _check_pretrained(self.pretrained, n_words, dim)
         if self.point_estimate == "alternating":
@@ -485,6 +498,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                                  "none: use covariance_storage='memory' or a path")
         n_jobs = resolve_n_jobs(self.n_jobs)
         check_backend(self.backend, self.client)
+        check_device(self.device)
+        if self.device is not None and self.backend == "dask":
+            raise ValueError(f"device={self.device!r} trains on one device in this process; backend='dask' runs "
+                             "the fit on a cluster: choose one")
+        if self.batch_size is not None:
+            if self.device is None:
+                raise ValueError("batch_size is for training on a device (device='cuda' or 'cpu')")
+            check_int(self.batch_size, "batch_size", minimum=1)
         if self.backend == "dask" and self.point_estimate != "posterior" and storage in _STORAGE_CHOICES:
             raise ValueError(f"with point_estimate={self.point_estimate!r} the dask backend writes the factors into a "
                              "store file its workers share: give covariance_storage a file path")

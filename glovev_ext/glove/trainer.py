@@ -20,6 +20,7 @@ from ..counting import check_cooccurrence
 from ._adagrad_kernel import adagrad_pass, block_pass, entry_order, shuffle_in_place
 from ._dask_schedule import DaskBlockSchedule
 from ._entry_blocks import CHUNK_ENTRY_BYTES, ENTRY_FILE_BYTES, FileBlocks, MemoryBlocks
+from .device import check_device, train_on_device
 from .objective import glove_weights
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,8 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
                 learning_rate: float = 0.05, x_max: float = 100.0, alpha: float = 0.75,
                 grad_clip: float = 100.0, random_state: object = DEFAULT_SEED, n_jobs: int | None = -1,
                 schedule: str = "blocks", max_memory: int | str | None = None, backend: str = "threads",
-                client=None, progress: bool = True) -> GloVeParameters:
+                client=None, device: str | None = None, batch_size: int | None = None,
+                progress: bool = True) -> GloVeParameters:
     """Train GloVe on a co-occurrence matrix with the Stanford C tool's algorithm.
 
     Every nonzero ``X_ij`` is one training entry. Parameters start at ``U(-0.5, 0.5) / D``
@@ -132,6 +134,21 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     client : dask.distributed.Client, str or None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` single-threaded worker processes (closed when training ends).
+    device : str or None, default=None
+        None trains with the compiled kernel on the CPU (the schedules above). A PyTorch device
+        (``"cuda"``, ``"cuda:1"``, or ``"cpu"`` for the same code on the processor; ``pip install
+        'glovev-ext[gpu]'``) trains there instead, with the same update applied to mini-batches of
+        entries: each epoch visits every nonzero once in a random
+        order drawn on the device, and the entries of a batch all read the parameters as they were
+        before it, their steps summed where a word recurs. The initial parameters are the compiled
+        path's for the same seed; the result is reproducible on the same device and PyTorch, and
+        close to the compiled path's, not equal to it. The device holds the entries (40 bytes each, their order included)
+        and the parameters; ``schedule``, ``max_memory`` and ``backend`` are for the compiled path.
+    batch_size : int or None, default=None
+        Entries per batch with ``device``: by default ``nnz / 256`` within ``[1, 65,536]``, so an
+        epoch takes at least 256 batches. Larger batches are faster on a GPU but sum more steps of
+        the frequent words at once and can diverge (``bench/device_training.py`` prints the cost
+        and word-similarity scores per batch size).
     progress : bool, default=True
         Show a tqdm progress bar over epochs.
 
@@ -159,11 +176,23 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     if backend == "dask" and schedule != "blocks":
         raise ValueError(f"backend='dask' runs schedule='blocks' (the hogwild schedule shares every row between "
                          f"threads of one process), got schedule={schedule!r}")
+    device = check_device(device)
+    if device is None and batch_size is not None:
+        raise ValueError("batch_size is for training on a device (device='cuda' or 'cpu'); the compiled path "
+                         "visits the entries one at a time")
+    if device is not None and (schedule != "blocks" or max_memory is not None or backend != "threads"):
+        raise ValueError(f"device={device!r} trains in mini-batches held on the device; schedule, max_memory and "
+                         f"backend='dask' are for the compiled CPU path (device=None)")
     n_threads = resolve_n_jobs(n_jobs)
     rng = as_generator(random_state)
 
     n_words, nnz = matrix.shape[0], matrix.nnz
     params = (rng.random((2 * n_words, n_components + 1)) - 0.5) / n_components
+    if device is not None:
+        params, costs = train_on_device(matrix, params, epochs=epochs, learning_rate=learning_rate, x_max=x_max,
+                                        alpha=alpha, grad_clip=grad_clip, rng=rng, device=device,
+                                        batch_size=batch_size, n_threads=n_threads, progress=progress)
+        return _parameters(params, n_words, n_components, costs)
     gradsq = np.ones_like(params)
     costs = np.empty(epochs)
     on_dask = backend == "dask"
@@ -200,6 +229,11 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
             pool.shutdown(wait=True)
         if folder is not None:
             folder.cleanup()
+    return _parameters(params, n_words, n_components, costs)
+
+
+def _parameters(params: np.ndarray, n_words: int, n_components: int, costs: np.ndarray) -> GloVeParameters:
+    """The ``(2V, D + 1)`` array of centre rows, then context rows, as :class:`GloVeParameters`."""
     return GloVeParameters(
         center_vectors=np.ascontiguousarray(params[:n_words, :n_components]),
         context_vectors=np.ascontiguousarray(params[n_words:, :n_components]),

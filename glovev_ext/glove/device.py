@@ -1,0 +1,165 @@
+"""GloVe training on a PyTorch device (``device="cuda"``, or ``"cpu"`` for the same code on the processor).
+
+The optional GPU path (``pip install 'glovev-ext[gpu]'``). It applies the Stanford C tool's AdaGrad
+update (the one :func:`~glovev_ext.glove.train_glove` applies by default with its compiled kernel) to
+mini-batches of entries: every entry of a batch reads the parameters and the squared-gradient
+accumulators as they were before the batch, and the batch's steps are added with scatter-adds, so a
+word that occurs in several entries of a batch takes the sum of their steps. With batches of one
+entry this is the C tool's update exactly (``tests/glove/test_device_training.py`` checks it against
+the compiled kernel); larger batches trade that for speed.
+
+How large a batch may be depends on how often a word recurs in one: the steps of its entries add up, and
+early in training, when the accumulators are small, too many of them overshoot and training diverges. By
+default a batch holds as many entries as make the word with the most nonzeros recur :data:`RECURRENCES`
+times in it on average, at most :data:`DEFAULT_BATCH_SIZE`. ``bench/device_training.py`` prints the
+cost and word-similarity scores per batch size.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from contextlib import contextmanager
+
+import numpy as np
+import scipy.sparse as sp
+from tqdm.auto import tqdm
+
+from .._checks import check_int
+from .objective import glove_weights
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BATCH_SIZE = 65_536
+RECURRENCES = 8
+
+
+def import_torch():
+    """PyTorch, or an ImportError that says how to install it."""
+    try:
+        return importlib.import_module("torch")
+    except ImportError as error:
+        raise ImportError("device= needs PyTorch, the optional GPU path: pip install 'glovev-ext[gpu]' "
+                          "(or leave device=None for the default compiled CPU path)") from error
+
+
+def check_device(device: object) -> str | None:
+    """Validate ``device``: None (the compiled CPU path), or a PyTorch device that exists here ("cpu", "cuda", "cuda:1").
+
+    Returns the device's name, or None. Raises ImportError without PyTorch and ValueError for a device
+    PyTorch does not know or cannot reach.
+    """
+    if device is None:
+        return None
+    if not isinstance(device, str):
+        raise ValueError(f"device must be None or a PyTorch device name such as 'cuda' or 'cpu', got {device!r}")
+    torch = import_torch()
+    try:
+        parsed = torch.device(device)
+    except RuntimeError as error:
+        raise ValueError(f"device={device!r} is not a PyTorch device name ('cpu', 'cuda', 'cuda:1', ...)") from error
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r}: PyTorch sees no CUDA device here (torch {torch.__version__}, "
+                             f"built for CUDA {torch.version.cuda})")
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ValueError(f"device={device!r}: only {torch.cuda.device_count()} CUDA device(s) here")
+    elif parsed.type != "cpu":
+        raise ValueError(f"device={device!r}: only 'cpu' and 'cuda' devices are supported")
+    return device
+
+
+def resolve_batch_size(batch_size: int | None, matrix: sp.csr_matrix) -> int:
+    """The entries per batch: ``batch_size``, or by default the size at which the word with the most nonzeros recurs
+    :data:`RECURRENCES` times per batch on average (``RECURRENCES * nnz / its nonzeros``), at most
+    :data:`DEFAULT_BATCH_SIZE`."""
+    if batch_size is not None:
+        return check_int(batch_size, "batch_size", minimum=1)
+    busiest = max(int(np.diff(matrix.indptr).max(initial=1)), int(np.bincount(matrix.indices).max(initial=1)))
+    return max(1, min(DEFAULT_BATCH_SIZE, RECURRENCES * matrix.nnz // busiest))
+
+
+@contextmanager
+def _torch_threads(torch, n_threads: int):
+    """PyTorch's intra-op threads set to ``n_threads`` for the duration (a process-wide setting, restored after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def train_on_device(matrix: sp.csr_matrix, params: np.ndarray, *, epochs: int, learning_rate: float, x_max: float,
+                    alpha: float, grad_clip: float, rng: np.random.Generator, device: str, batch_size: int | None,
+                    n_threads: int, progress: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Train the ``(2V, D + 1)`` parameters (centre rows, then context rows) on ``device``; return them and the costs.
+
+    Each epoch visits every nonzero once in an order drawn by PyTorch's generator on the device,
+    seeded from ``rng`` (the same seed gives the same result on the same device and PyTorch).
+    """
+    torch = import_torch()
+    n_words, nnz = matrix.shape[0], matrix.nnz
+    batch = resolve_batch_size(batch_size, matrix)
+    entries = matrix.tocoo()
+    target = torch.device(device)
+    with _torch_threads(torch, n_threads):
+        rows = torch.as_tensor(entries.row.astype(np.int64), device=target)
+        cols = torch.as_tensor(entries.col.astype(np.int64) + n_words, device=target)
+        log_values = torch.as_tensor(np.log(entries.data.astype(np.float64)), device=target)
+        weights = torch.as_tensor(glove_weights(entries.data, x_max, alpha), device=target)
+        del entries
+        parameters = torch.as_tensor(params, device=target)
+        gradsq = torch.ones_like(parameters)
+        generator = torch.Generator(device=target)
+        costs = np.empty(epochs)
+        logger.info("training GloVe on %s: %d words, %d nonzeros, D=%d, %d epochs, batches of %d entries",
+                    device, n_words, nnz, params.shape[1] - 1, epochs, batch)
+        with tqdm(total=epochs, desc="training GloVe", unit="epoch", disable=not progress, leave=False) as bar:
+            for epoch in range(epochs):
+                generator.manual_seed(int(rng.integers(2**63 - 1)))
+                order = torch.randperm(nnz, generator=generator, device=target)
+                cost = torch.zeros((), dtype=torch.float64, device=target)
+                for start in range(0, nnz, batch):
+                    chosen = order[start:start + batch]
+                    cost += _batch_update(torch, parameters, gradsq, rows[chosen], cols[chosen],
+                                          log_values[chosen], weights[chosen], learning_rate, grad_clip)
+                costs[epoch] = float(cost) / nnz
+                logger.info("epoch %d/%d: cost %.6f", epoch + 1, epochs, costs[epoch])
+                bar.set_postfix(cost=f"{costs[epoch]:.5f}")
+                bar.update()
+        return parameters.cpu().numpy(), costs
+
+
+def _batch_update(torch, params, gradsq, rows, cols, log_values, weights, learning_rate: float, grad_clip: float):
+    """One batch of the C tool's update (see the module's docstring); returns the batch's summed cost.
+
+    For entry ``(i, j)``: ``diff = w_i . v_j + b_i + c_j - log X_ij`` and ``g = f(X_ij) diff``; vector
+    steps ``s = learning_rate * clip(g v_j, +-grad_clip)`` (and ``g w_i`` for ``v_j``) move the vectors by
+    ``s / sqrt(accumulator)``, the accumulator then adds ``s^2``; bias steps are ``g / sqrt(accumulator)``,
+    which then adds ``g^2``. An entry whose ``diff`` or ``g`` is not finite changes nothing; a vector
+    update whose sum is not finite is dropped (its accumulators still grow), and so is a bias step
+    that is not finite, as in the kernel. Both sides go as one ``(2B, D + 1)`` array: centre rows,
+    then context rows.
+    """
+    dim, size = params.shape[1] - 1, rows.shape[0]
+    center, context = params[rows], params[cols]
+    diff = torch.linalg.vecdot(center[:, :dim], context[:, :dim]) + center[:, dim] + context[:, dim] - log_values
+    fdiff = weights * diff
+    usable = torch.isfinite(fdiff)  # the weights are finite and positive: g is finite where diff is, unless it overflows
+    fdiff = torch.where(usable, fdiff, 0.0)
+    cost = (0.5 * fdiff * torch.where(usable, diff, 0.0)).sum()
+    both = torch.cat([fdiff, fdiff])[:, None]
+    steps = torch.clamp(both * torch.cat([context, center]), -grad_clip, grad_clip) * learning_rate
+    steps[:, dim] = both[:, 0]  # the bias steps: neither clipped nor scaled
+    targets = torch.cat([rows, cols])
+    updates = steps / torch.sqrt(gradsq[targets])
+    vector_sums = updates[:, :dim].sum(dim=1)
+    moved = torch.isfinite(vector_sums[:size]) & torch.isfinite(vector_sums[size:])
+    updates[:, :dim] = torch.where(torch.cat([moved, moved])[:, None], updates[:, :dim], 0.0)
+    updates[:, dim] = torch.where(torch.isfinite(updates[:, dim]), updates[:, dim], 0.0)
+    # scatter_add_ sums the steps of a word that recurs in the batch (on the CPU several times faster than index_add_)
+    spread = targets[:, None].expand(-1, dim + 1)
+    params.scatter_add_(0, spread, -updates)
+    gradsq.scatter_add_(0, spread, steps * steps)
+    return cost
