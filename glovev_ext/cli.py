@@ -299,8 +299,8 @@ def _build_parser() -> argparse.ArgumentParser:
                           "rest bit for bit from them). --point-estimate posterior only (default: threads)")
     fit.add_argument("--device", default=glove["device"], metavar="DEVICE",
                      help="train on this PyTorch device: cuda, cuda:1, or cpu for the same code on the processor "
-                          "(pip install 'glovev-ext[gpu]'); the covariances are computed on the CPU "
-                          "(default: the compiled CPU trainer)")
+                          "(pip install 'glovev-ext[gpu]'); with --point-estimate trained, optimum or alternating the "
+                          "covariance pass computes its Gram matrices there too (default: everything on the CPU)")
     fit.add_argument("--batch-size", type=int, default=glove["batch_size"], metavar="ENTRIES",
                      help="entries per training batch with --device (default: the nonzeros / 256, within "
                           "[1, 65536])")
@@ -612,6 +612,15 @@ def _run_fit(args: argparse.Namespace) -> int:
         return _fit_and_report(args, vectorizer.set_params(client=client), estimator.set_params(client=client))
 
 
+def _covariance_device(model) -> str:
+    """Where the covariances were computed, for the fit report's line, when training ran on a device."""
+    if model.device is None:
+        return ""
+    if model.point_estimate == "posterior":
+        return ", on the CPU"
+    return f", Gram matrices and Cholesky factors on {model.device}"
+
+
 def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer, estimator: GloVeVEstimator) -> int:
     """``glovev fit`` once its options and output are checked: fit, save, report."""
     show_progress = _progress(args)
@@ -653,17 +662,19 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
              f"(GloVe's weighted squared error per nonzero, first -> last epoch){sweeps}  [{seconds['train']:.1f} s]")
         kv, metadata = fitted.keyed_vectors, fitted.metadata
     few = int((model.n_contexts_ <= kv.vector_size).sum())
+    where = _covariance_device(model)
     if model.point_estimate == "posterior":
         _say(f"GloVe-V posterior covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words "
              f"({few:,} have {kv.vector_size} or fewer contexts: their residual variance is pooled over words seen "
-             f"about as often, and their covariance is mostly the prior's)  [{model.fit_seconds_['covariances']:.1f} s]")
+             f"about as often, and their covariance is mostly the prior's)  [{model.fit_seconds_['covariances']:.1f} s"
+             f"{where}]")
         _say(f"noise: {_noise_scale_line(model.noise_scale_)}")
     else:
         branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
                   if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
         _say(f"GloVe-V covariances for {int(model.covariance_defined_.sum()):,} of {len(kv):,} words ({branch}; "
              f"{few:,} have {kv.vector_size} or fewer contexts; a word without a covariance gets no interval)  "
-             f"[{model.fit_seconds_['covariances']:.1f} s]")
+             f"[{model.fit_seconds_['covariances']:.1f} s{where}]")
     if model.covariance_approximation is not None:
         _say(_compact_line(model.covariance_))
     args.metadata = metadata  # what an interruption compares the output folder with

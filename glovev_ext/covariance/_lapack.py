@@ -30,6 +30,31 @@ def lapack_buffers(dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(nogil=True, cache=True)
+def factor_condition(hessian, lower, out, ints, doubles):  # pragma: no cover - compiled
+    """LAPACK's estimate of the 1-norm condition number of ``hessian`` from its lower Cholesky factor ``lower``
+    (computed elsewhere, e.g. on a device), as :func:`cholesky_condition` gives it after factorising.
+
+    ``out`` (C-ordered D x D) receives the factor in the layout :func:`cholesky_condition` leaves
+    (``out.T`` is ``lower``). Returns ``1 / rcond`` from ``dpocon`` (inf where the estimate failed).
+    """
+    dim = hessian.shape[0]
+    norm = 0.0
+    for j in range(dim):
+        total = 0.0
+        for i in range(dim):
+            total += abs(hessian[j, i])
+            out[j, i] = lower[i, j]
+        norm = max(norm, total)
+    ints[0], ints[1], ints[2] = _LOWER, dim, 0
+    doubles[0], doubles[1] = norm, 0.0
+    _dpocon(ints[0:].ctypes, ints[1:].ctypes, out.ctypes, ints[1:].ctypes, doubles[0:].ctypes, doubles[1:].ctypes,
+            doubles[2:].ctypes, ints[3:].ctypes, ints[2:].ctypes)
+    if ints[2] != 0 or not doubles[1] > 0.0:
+        return np.inf
+    return 1.0 / doubles[1]
+
+
+@njit(nogil=True, cache=True)
 def cholesky_condition(hessian, out, ints, doubles):  # pragma: no cover - compiled
     """Cholesky factor of a symmetric positive definite ``hessian`` and LAPACK's estimate of its 1-norm condition.
 

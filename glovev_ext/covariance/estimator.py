@@ -159,11 +159,15 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` worker processes.
     device : str or None, default=None
-        Where training runs: None with the compiled kernel on the CPU; a PyTorch device (``"cuda"``,
-        or ``"cpu"`` for the same code on the processor; ``pip install 'glovev-ext[gpu]'``) in
-        mini-batches there (:func:`~glovev_ext.glove.train_glove`). The covariances are computed on
-        the CPU either way. With a device, ``max_memory`` bounds the covariances only (the device
-        holds the entries), and ``backend`` must be ``"threads"``.
+        None: everything on the CPU. A PyTorch device (``"cuda"``, or ``"cpu"`` for the same code on
+        the processor; ``pip install 'glovev-ext[gpu]'``): training runs there in mini-batches
+        (:func:`~glovev_ext.glove.train_glove`), and with ``point_estimate`` ``"trained"``,
+        ``"optimum"`` or ``"alternating"`` the covariance pass computes there the Gram matrices of
+        the words' weighted designs, the bulk of its work (``|K_i| D^2`` per word), 64 words at a
+        time; the rest of each word's fit (the Cholesky factor, the conditioning rule, ``s2``) stays
+        on the CPU, so the results equal the CPU path's up to the order of the sums. The default
+        recipe's passes and lazy storage run on the CPU. With a device, ``max_memory`` bounds the
+        covariances only (the device holds the entries), and ``backend`` must be ``"threads"``.
     batch_size : int or None, default=None
         Entries per training batch with ``device`` (:func:`~glovev_ext.glove.train_glove`).
     progress : bool, default=True
@@ -608,7 +612,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         at_optimum = self.point_estimate != "trained"
         result = covariance_pass(fitter, self.embedding_, self.bias_, runner=runner,
                                  path=None if storage == "memory" else storage, factor_dtype=factor_dtype,
-                                 words=self.words_, progress=self.progress, at_optimum=at_optimum)
+                                 words=self.words_, progress=self.progress, at_optimum=at_optimum,
+                                 device=self.device)
         self.optimum_, self.optimum_distance_ = result.optimum, result.distance
         if at_optimum:
             defined = result.store.defined

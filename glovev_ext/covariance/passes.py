@@ -32,6 +32,7 @@ from tqdm.auto import tqdm
 
 from .._memory import release_pages
 from ..atomic import atomic_path, replace_atomically
+from .device import design_grams
 from .factor import packed_size
 from .layout import PerWord
 from .store import CovarianceStore
@@ -75,6 +76,9 @@ class PassResult:
 BlockRunner = Callable[[Iterable[tuple[int, tuple]]], Iterator[tuple[int, BlockSummary]]]
 
 
+DEVICE_WORDS = 64  # words whose Gram matrices a device computes at once (a (64, D + 2, D + 2) array: 47 MB at D = 300)
+
+
 def word_costs(n_contexts: np.ndarray, dim: int) -> np.ndarray:
     """Work per word: ``|K_i| D^2 + D^3`` for a word with a covariance, 1 for the others."""
     return np.where(n_contexts > dim, n_contexts.astype(np.float64) * dim**2 + float(dim) ** 3, 1.0)
@@ -95,7 +99,7 @@ def n_blocks_for(n_words: int) -> int:
 def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, context_vectors: np.ndarray,
               context_biases: np.ndarray, center_vectors: np.ndarray, center_biases: np.ndarray,
               block_factor_rows: np.ndarray, x_max: float, alpha: float, conditioning: str = "exact",
-              at_optimum: bool = False) -> BlockSummary:
+              at_optimum: bool = False, device: str | None = None) -> BlockSummary:
     """Fit the words of one block, writing each defined word's packed factor to its row of the factor array.
 
     Parameters
@@ -115,6 +119,10 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     conditioning : {"exact", "paper"}
     at_optimum : bool
         Take the residuals at each word's weighted-least-squares optimum instead of its centre vector.
+    device : str or None
+        A PyTorch device that computes the Gram matrices of the words' designs and the Cholesky factors of their
+        ``H``, :data:`DEVICE_WORDS` words at a time (:func:`~glovev_ext.covariance.device.design_grams`); the rest
+        of each fit (LAPACK's condition estimate from the factor, the conditioning rule, ``s2``) is the CPU's.
 
     Returns
     -------
@@ -125,8 +133,7 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     n_contexts = fitter.n_contexts()
     summary = BlockSummary.empty(n_contexts.size, fitter.dim)
     workspace = fitter.workspace()
-    for k in range(n_contexts.size):
-        fit = fitter.fit_word(k, float(center_biases[k]), None if at_optimum else center_vectors[k], workspace)
+    for k, fit in _block_fits(fitter, center_vectors, center_biases, at_optimum, device, workspace):
         summary.kind[k], summary.rank[k], summary.sigma2[k] = fit.kind, fit.rank, fit.sigma2
         summary.optimum[k], summary.distance[k] = fit.optimum, fit.distance
         summary.condition[k] = fit.condition
@@ -137,6 +144,32 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
         factors.flush()
         release_pages(factors)  # written to the file: the pages need not stay in this process
     return summary
+
+
+def _block_fits(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray, at_optimum: bool,
+                device: str | None, workspace) -> Iterator[tuple[int, object]]:
+    """``(k, WordFit)`` of each row of the block, in order: each row's own fit, or, on a device, the fits from the
+    Gram matrices it computes for the rows with more than D contexts."""
+    n_words = center_biases.size
+    if device is None:
+        for k in range(n_words):
+            yield k, fitter.fit_word(k, float(center_biases[k]), None if at_optimum else center_vectors[k], workspace)
+        return
+    n_contexts = fitter.n_contexts()
+    for start in range(0, n_words, DEVICE_WORDS):
+        rows = np.arange(start, min(n_words, start + DEVICE_WORDS))
+        fitted = rows[n_contexts[rows] > fitter.dim]
+        grams, factors, failed = design_grams(fitter, fitted, center_biases[fitted], device)
+        position = {k: p for p, k in enumerate(fitted.tolist())}
+        for k in rows.tolist():
+            bias, vector = float(center_biases[k]), None if at_optimum else center_vectors[k]
+            if k in position:
+                p = position[k]
+                yield k, fitter.fit_gram(grams[p], int(n_contexts[k]), bias, vector, workspace,
+                                         lambda k=k, bias=bias: fitter.weighted_design(k, bias, workspace),
+                                         (None if failed[p] else factors[p], int(failed[p])))
+            else:
+                yield k, fitter.fit_word(k, bias, vector, workspace)
 
 
 def threaded_runner(n_jobs: int) -> BlockRunner:
@@ -172,7 +205,8 @@ def threaded_runner(n_jobs: int) -> BlockRunner:
 
 def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray, *,
                     runner: BlockRunner, path: str | os.PathLike | None = None, factor_dtype=np.float64,
-                    words=None, progress: bool = True, at_optimum: bool = False) -> PassResult:
+                    words=None, progress: bool = True, at_optimum: bool = False,
+                    device: str | None = None) -> PassResult:
     """Every word's covariance, in memory or (with ``path``) into a resumable store file.
 
     Parameters
@@ -192,6 +226,8 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     at_optimum : bool
         Residual variances at each word's weighted-least-squares optimum, not at ``center_vectors``
         (for a point estimate that is the optimum; the distances are then 0).
+    device : str or None
+        Compute the words' Gram matrices on this PyTorch device (see :func:`fit_block`).
 
     Returns
     -------
@@ -221,7 +257,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     cost = word_costs(n_contexts, dim)
     tasks = ((k, (destination.target, matrix[rows[0]:rows[-1] + 1], fitter.context_vectors, fitter.context_biases,
                   center_vectors[rows], center_biases[rows], per_word.factor_row[rows], fitter.x_max, fitter.alpha,
-                  fitter.conditioning, at_optimum))
+                  fitter.conditioning, at_optimum) + (() if device is None else (device,)))
              for k, rows in enumerate(blocks) if k not in done)
     with tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
               desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress, leave=False) as bar:

@@ -29,7 +29,7 @@ from scipy.linalg import lapack
 from .._deprecation import warn_renamed
 from ..glove import glove_weights
 from ..glove.objective import weighted_squared_residuals
-from ._lapack import cholesky_condition, lapack_buffers
+from ._lapack import cholesky_condition, factor_condition, lapack_buffers
 from .factor import UNDEFINED, Factor
 
 INVERSE_ERROR_LIMIT = 1e-10
@@ -191,6 +191,17 @@ class WordFitter:
         if workspace is None:
             workspace = Workspace(dim, n_contexts)
         augmented, gram = self._weighted_gram(cols, values, 0.0 if free_bias else center_bias, workspace, weights)
+        return self.fit_gram(gram, n_contexts, center_bias, center_vector, workspace, lambda: augmented)
+
+    def fit_gram(self, gram: np.ndarray, n_contexts: int, center_bias: float | None, center_vector: np.ndarray | None,
+                 workspace: Workspace, design, factored: tuple | None = None) -> WordFit:
+        """:meth:`fit_row` from the Gram matrix of the row's weighted design ``[A | s | t]`` (``(D + 2, D + 2)``),
+        computed elsewhere (on a device, for many rows at once); ``design()`` gives the design itself, which a fit
+        needs only where its residual sum of squares cancels in the Gram expansion. The row must have
+        more than ``D`` contexts (one more with a free bias). ``factored``, with the bias fixed, is the
+        Cholesky factor of ``H`` computed there too, with its status (``(L, 0)``, or ``(None, k)`` where it failed)."""
+        dim = self.dim
+        free_bias = center_bias is None
         hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
         if free_bias:
             # Profiling the intercept out: H and A^T t become Schur complements.
@@ -198,7 +209,10 @@ class WordFitter:
             hessian = hessian - np.outer(design_sum, design_sum) / weight_sum
             rhs = rhs - design_sum * (target_sum / weight_sum)
 
-        lower, info, condition = workspace.cholesky(hessian)
+        if factored is None:
+            lower, info, condition = workspace.cholesky(hessian)
+        else:
+            lower, info, condition = workspace.factored(hessian, factored[0])
         if self.conditioning == "exact":
             if condition > MAX_CONDITION:
                 return WordFit(n_contexts, None, np.full(dim, np.nan), np.nan,
@@ -210,11 +224,17 @@ class WordFitter:
         optimum = shape.solve(rhs)
         vector = optimum if center_vector is None else center_vector
         bias = (target_sum - design_sum @ vector) / weight_sum if free_bias else center_bias
-        sigma2 = float(residual_variance(self._weighted_squares_sum(augmented, gram, vector, bias if free_bias else None),
+        sigma2 = float(residual_variance(self._weighted_squares_sum(design, gram, vector, bias if free_bias else None),
                                          n_contexts, dim, free_bias))
         delta = vector - optimum
         return WordFit(n_contexts, shape.with_sigma2(sigma2, n_contexts - dim - (1 if free_bias else 0)), optimum,
                        _mahalanobis(float(delta @ hessian @ delta), sigma2), float(bias), condition)
+
+    def weighted_design(self, i: int, center_bias: float, workspace: Workspace) -> np.ndarray:
+        """Row ``i``'s weighted design ``[A | s | t]`` with its bias fixed (a view into ``workspace``'s buffer)."""
+        start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
+        return self._weighted_gram(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
+                                   center_bias, workspace, None)[0]
 
     def normal_equations(self, i: int, center_bias: float, workspace: Workspace) -> tuple[np.ndarray, np.ndarray]:
         """``(H_i, A_i^T t_i)`` of row ``i`` with its bias fixed: the optimum solves ``H_i w = A_i^T t_i``.
@@ -260,14 +280,13 @@ class WordFitter:
         return augmented, augmented.T @ augmented
 
     @staticmethod
-    def _weighted_squares_sum(augmented: np.ndarray, gram: np.ndarray, vector: np.ndarray,
-                              free_bias: float | None) -> float:
+    def _weighted_squares_sum(design, gram: np.ndarray, vector: np.ndarray, free_bias: float | None) -> float:
         """``sum_j f(X_ij) r_ij^2`` at ``vector``: ``||A w + b s - t||^2`` (``b`` only for a free bias).
 
         Expanded through the Gram matrix of ``[A | s | t]`` it costs O(D^2) instead of a pass over
         the contexts. The expansion subtracts terms as large as ``t^T t``; where the sum is small
         against them (a fit nearly exact, e.g. at the optimum of a noiseless row) rounding would
-        dominate it, so it is computed from the residuals themselves.
+        dominate it, so it is computed from the residuals themselves, of the design ``design()`` gives.
         """
         dim = vector.size
         coefficients = np.append(vector, 0.0 if free_bias is None else free_bias)
@@ -277,6 +296,7 @@ class WordFitter:
         expanded = sum(terms)
         if expanded > _CANCELLATION_MARGIN * sum(abs(term) for term in terms):
             return float(expanded)
+        augmented = design()
         residuals = augmented[:, :dim] @ vector - augmented[:, dim + 1]
         if free_bias is not None:
             residuals += free_bias * augmented[:, dim]
@@ -311,6 +331,14 @@ class Workspace:
         number (inf where the factorisation failed): see :func:`estimated_condition`."""
         info, condition = cholesky_condition(hessian, self._factor, self._ints, self._doubles)
         return self._factor.T, int(info), float(condition)
+
+    def factored(self, hessian: np.ndarray, lower: np.ndarray | None) -> tuple[np.ndarray, int, float]:
+        """:meth:`cholesky`'s ``(L, info, condition)`` for a factor ``lower`` computed elsewhere (None: the
+        factorisation failed there), the condition estimated by LAPACK from it."""
+        if lower is None:
+            return self._factor.T, 1, np.inf
+        condition = factor_condition(hessian, lower, self._factor, self._ints, self._doubles)
+        return self._factor.T, 0, float(condition)
 
 
 def estimated_condition(hessian: np.ndarray) -> float:

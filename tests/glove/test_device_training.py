@@ -226,6 +226,7 @@ def test_glovev_fit_on_a_device_says_where_it_trained_and_saves_that_fit(capsys,
     trained = train_glove(X, 5, epochs=2, device="cpu", batch_size=300, progress=False)
     assert (f"trained: D=5, 2 epochs on cpu (PyTorch, batches of 300 entries), cost {trained.costs[0]:.4f} -> "
             f"{trained.costs[-1]:.4f}") in out
+    assert "s, Gram matrices and Cholesky factors on cpu]" in out
     saved, _ = glovev_ext.load_model(tmp_path / "model")
     np.testing.assert_array_equal(saved.vectors, trained.center_vectors.astype(saved.vectors.dtype))
 
