@@ -1,4 +1,4 @@
-"""GloVe training on a PyTorch device against the compiled CPU trainer, in the same run: time and quality per batch size.
+"""GloVe training on a PyTorch device against the compiled CPU trainer, in the same run: time and quality by batch.
 
 Usage: python bench/device_training.py [--corpus gutenberg_us_10m] [--dim 100] [--epochs 10] [--device cuda]
                                        [--batch-sizes default 4096 16384 65536]

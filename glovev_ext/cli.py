@@ -302,8 +302,8 @@ def _build_parser() -> argparse.ArgumentParser:
                           "(pip install 'glovev-ext[gpu]'); with --point-estimate trained, optimum or alternating the "
                           "covariance pass computes its Gram matrices there too (default: everything on the CPU)")
     fit.add_argument("--batch-size", type=int, default=glove["batch_size"], metavar="ENTRIES",
-                     help="entries per training batch with --device (default: the nonzeros / 256, within "
-                          "[1, 65536])")
+                     help="entries per training batch with --device (default: as many as make the word with the "
+                          "most nonzeros recur 8 times in a batch, at most 65536)")
     _add_n_jobs(fit)
     _add_random_state(fit, "random seed of training and of the noise calibration's random halves",
                       default=glove["random_state"])

@@ -14,6 +14,8 @@ the factor, on the CPU, as the CPU path gives it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..glove import glove_weights
@@ -22,8 +24,31 @@ from ..glove.device import import_torch
 _PADDED_ELEMENTS = 1 << 24  # doubles of padded designs on the device at once (128 MB)
 
 
-def design_grams(fitter, words: np.ndarray, center_biases: np.ndarray, device: str) -> tuple[np.ndarray, np.ndarray,
-                                                                                              np.ndarray]:
+@dataclass(frozen=True)
+class DeviceContexts:
+    """The context vectors of a pass, copied to a PyTorch device once for all its blocks.
+
+    Attributes
+    ----------
+    device : str
+        The PyTorch device.
+    vectors : torch.Tensor, shape (V, D)
+        The context vectors there (on the CPU, a view of the array itself).
+    """
+
+    device: str
+    vectors: object
+
+    @classmethod
+    def of(cls, context_vectors: np.ndarray, device: str) -> DeviceContexts:
+        """``context_vectors`` copied to ``device``."""
+        torch = import_torch()
+        return cls(device, torch.as_tensor(np.ascontiguousarray(context_vectors, dtype=np.float64),
+                                           device=torch.device(device)))
+
+
+def design_grams(fitter, words: np.ndarray, center_biases: np.ndarray,
+                 contexts: DeviceContexts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The Gram matrix of each word's weighted design, with its bias fixed, and the Cholesky factor of its ``H``.
 
     Parameters
@@ -34,8 +59,8 @@ def design_grams(fitter, words: np.ndarray, center_biases: np.ndarray, device: s
         Rows of ``fitter``'s matrix.
     center_biases : ndarray, shape (len(words),)
         Each word's bias ``b_i`` (held fixed: ``t = sqrt(f) (log X - c - b)``).
-    device : str
-        A PyTorch device.
+    contexts : DeviceContexts
+        ``fitter``'s context vectors on the device that computes.
 
     Returns
     -------
@@ -47,13 +72,12 @@ def design_grams(fitter, words: np.ndarray, center_biases: np.ndarray, device: s
     """
     torch = import_torch()
     matrix, dim = fitter.cooccurrence, fitter.dim
-    target = torch.device(device)
+    target = torch.device(contexts.device)
     grams, factors = np.empty((words.size, dim + 2, dim + 2)), np.empty((words.size, dim, dim))
     failed = np.zeros(words.size, dtype=np.int64)
     if words.size == 0:
         return grams, factors, failed
     n_contexts = np.diff(matrix.indptr)[words]
-    context_vectors = torch.as_tensor(fitter.context_vectors, device=target)
     # groups of words whose context counts share a power of two: padding at most doubles a design
     groups = np.ceil(np.log2(np.maximum(n_contexts, 1))).astype(np.int64)
     for group in np.unique(groups):
@@ -63,10 +87,11 @@ def design_grams(fitter, words: np.ndarray, center_biases: np.ndarray, device: s
         for start in range(0, members.size, per_chunk):
             chosen = members[start:start + per_chunk]
             design = _padded_designs(torch, fitter, words[chosen], n_contexts[chosen], center_biases[chosen], length,
-                                     context_vectors, target)
+                                     contexts.vectors, target)
             gram = torch.bmm(design.transpose(1, 2), design)
             factor, info = torch.linalg.cholesky_ex(gram[:, :dim, :dim])
-            grams[chosen], factors[chosen], failed[chosen] = gram.cpu().numpy(), factor.cpu().numpy(), info.cpu().numpy()
+            grams[chosen], factors[chosen] = gram.cpu().numpy(), factor.cpu().numpy()
+            failed[chosen] = info.cpu().numpy()
     return grams, factors, failed
 
 

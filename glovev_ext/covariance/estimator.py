@@ -163,9 +163,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         the processor; ``pip install 'glovev-ext[gpu]'``): training runs there in mini-batches
         (:func:`~glovev_ext.glove.train_glove`), and with ``point_estimate`` ``"trained"``,
         ``"optimum"`` or ``"alternating"`` the covariance pass computes there the Gram matrices of
-        the words' weighted designs, the bulk of its work (``|K_i| D^2`` per word), 64 words at a
-        time; the rest of each word's fit (the Cholesky factor, the conditioning rule, ``s2``) stays
-        on the CPU, so the results equal the CPU path's up to the order of the sums. The default
+        the words' weighted designs (``|K_i| D^2`` operations per word) and the Cholesky factors of
+        their ``H_i`` (``D^3 / 3``), 64 words at a time; the rest of each word's fit (LAPACK's
+        condition estimate from the factor, the conditioning rule, ``s2``, the optimum) stays on the
+        CPU, so the results equal the CPU path's up to the order of the sums. The default
         recipe's passes and lazy storage run on the CPU. With a device, ``max_memory`` bounds the
         covariances only (the device holds the entries), and ``backend`` must be ``"threads"``.
     batch_size : int or None, default=None

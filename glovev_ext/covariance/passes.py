@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from .._memory import release_pages
 from ..atomic import atomic_path, replace_atomically
-from .device import design_grams
+from .device import DeviceContexts, design_grams
 from .factor import packed_size
 from .layout import PerWord
 from .store import CovarianceStore
@@ -99,7 +99,7 @@ def n_blocks_for(n_words: int) -> int:
 def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, context_vectors: np.ndarray,
               context_biases: np.ndarray, center_vectors: np.ndarray, center_biases: np.ndarray,
               block_factor_rows: np.ndarray, x_max: float, alpha: float, conditioning: str = "exact",
-              at_optimum: bool = False, device: str | None = None) -> BlockSummary:
+              at_optimum: bool = False, device: DeviceContexts | None = None) -> BlockSummary:
     """Fit the words of one block, writing each defined word's packed factor to its row of the factor array.
 
     Parameters
@@ -119,10 +119,11 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     conditioning : {"exact", "paper"}
     at_optimum : bool
         Take the residuals at each word's weighted-least-squares optimum instead of its centre vector.
-    device : str or None
-        A PyTorch device that computes the Gram matrices of the words' designs and the Cholesky factors of their
-        ``H``, :data:`DEVICE_WORDS` words at a time (:func:`~glovev_ext.covariance.device.design_grams`); the rest
-        of each fit (LAPACK's condition estimate from the factor, the conditioning rule, ``s2``) is the CPU's.
+    device : DeviceContexts or None
+        The context vectors on a PyTorch device, which then computes the Gram matrices of the words' designs
+        and the Cholesky factors of their ``H``, :data:`DEVICE_WORDS` words at a time
+        (:func:`~glovev_ext.covariance.device.design_grams`); the rest of each fit (LAPACK's condition estimate
+        from the factor, the conditioning rule, ``s2``) is the CPU's.
 
     Returns
     -------
@@ -147,7 +148,7 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
 
 
 def _block_fits(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray, at_optimum: bool,
-                device: str | None, workspace) -> Iterator[tuple[int, object]]:
+                device: DeviceContexts | None, workspace) -> Iterator[tuple[int, object]]:
     """``(k, WordFit)`` of each row of the block, in order: each row's own fit, or, on a device, the fits from the
     Gram matrices it computes for the rows with more than D contexts."""
     n_words = center_biases.size
@@ -227,7 +228,8 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
         Residual variances at each word's weighted-least-squares optimum, not at ``center_vectors``
         (for a point estimate that is the optimum; the distances are then 0).
     device : str or None
-        Compute the words' Gram matrices on this PyTorch device (see :func:`fit_block`).
+        Compute the words' Gram matrices and Cholesky factors on this PyTorch device, the context vectors copied
+        there once for the pass (see :func:`fit_block`).
 
     Returns
     -------
@@ -244,6 +246,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
         fingerprint = _fingerprint(matrix, fitter, center_vectors, center_biases, factor_dtype, len(blocks), at_optimum)
         destination = _ResumableFile(path, n_words, dim, per_word.n_factors, factor_dtype, words, fingerprint)
     optimum, distance = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
+    contexts = None if device is None else DeviceContexts.of(fitter.context_vectors, device)
 
     def absorb(k: int, summary: BlockSummary) -> None:
         rows = blocks[k]
@@ -257,7 +260,7 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
     cost = word_costs(n_contexts, dim)
     tasks = ((k, (destination.target, matrix[rows[0]:rows[-1] + 1], fitter.context_vectors, fitter.context_biases,
                   center_vectors[rows], center_biases[rows], per_word.factor_row[rows], fitter.x_max, fitter.alpha,
-                  fitter.conditioning, at_optimum) + (() if device is None else (device,)))
+                  fitter.conditioning, at_optimum) + (() if contexts is None else (contexts,)))
              for k, rows in enumerate(blocks) if k not in done)
     with tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
               desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress, leave=False) as bar:

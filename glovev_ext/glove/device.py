@@ -44,7 +44,8 @@ def import_torch():
 
 
 def check_device(device: object) -> str | None:
-    """Validate ``device``: None (the compiled CPU path), or a PyTorch device that exists here ("cpu", "cuda", "cuda:1").
+    """Validate ``device``: None (the compiled CPU path), or a PyTorch device that exists here ("cpu", "cuda",
+    "cuda:1").
 
     Returns the device's name, or None. Raises ImportError without PyTorch and ValueError for a device
     PyTorch does not know or cannot reach.
@@ -146,7 +147,8 @@ def _batch_update(torch, params, gradsq, rows, cols, log_values, weights, learni
     center, context = params[rows], params[cols]
     diff = torch.linalg.vecdot(center[:, :dim], context[:, :dim]) + center[:, dim] + context[:, dim] - log_values
     fdiff = weights * diff
-    usable = torch.isfinite(fdiff)  # the weights are finite and positive: g is finite where diff is, unless it overflows
+    # the weights are finite and positive: g is finite where diff is, unless it overflows
+    usable = torch.isfinite(fdiff)
     fdiff = torch.where(usable, fdiff, 0.0)
     cost = (0.5 * fdiff * torch.where(usable, diff, 0.0)).sum()
     both = torch.cat([fdiff, fdiff])[:, None]

@@ -138,17 +138,18 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         None trains with the compiled kernel on the CPU (the schedules above). A PyTorch device
         (``"cuda"``, ``"cuda:1"``, or ``"cpu"`` for the same code on the processor; ``pip install
         'glovev-ext[gpu]'``) trains there instead, with the same update applied to mini-batches of
-        entries: each epoch visits every nonzero once in a random
-        order drawn on the device, and the entries of a batch all read the parameters as they were
-        before it, their steps summed where a word recurs. The initial parameters are the compiled
-        path's for the same seed; the result is reproducible on the same device and PyTorch, and
-        close to the compiled path's, not equal to it. The device holds the entries (40 bytes each, their order included)
-        and the parameters; ``schedule``, ``max_memory`` and ``backend`` are for the compiled path.
+        entries: each epoch visits every nonzero once in a random order drawn on the device, and
+        the entries of a batch all read the parameters as they were before it, their steps summed
+        where a word recurs. The initial parameters are the compiled path's for the same seed; the
+        result is reproducible on the same device and PyTorch, and close to the compiled path's, not
+        equal to it. The device holds the entries (40 bytes each, their order included) and the
+        parameters; ``schedule``, ``max_memory`` and ``backend`` are for the compiled path.
     batch_size : int or None, default=None
-        Entries per batch with ``device``: by default ``nnz / 256`` within ``[1, 65,536]``, so an
-        epoch takes at least 256 batches. Larger batches are faster on a GPU but sum more steps of
-        the frequent words at once and can diverge (``bench/device_training.py`` prints the cost
-        and word-similarity scores per batch size).
+        Entries per batch with ``device``. By default, as many as make the word with the most
+        nonzeros recur 8 times in a batch on average, at most 65,536. Larger batches are faster on
+        a GPU but sum more steps of the frequent words at once, and early in training, while the
+        AdaGrad accumulators are small, they overshoot and can diverge (``bench/device_training.py``
+        prints the time, cost and word-similarity scores per batch size).
     progress : bool, default=True
         Show a tqdm progress bar over epochs.
 

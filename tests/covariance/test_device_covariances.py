@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from glovev_ext import GloVeVEstimator
-from glovev_ext.covariance.device import design_grams
+from glovev_ext.covariance.device import DeviceContexts, design_grams
 from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import glove_weights, train_glove
 
@@ -28,7 +28,8 @@ def test_the_gram_matrices_are_those_of_the_weighted_designs_written_out(embedde
     # the most frequent words, some of middling frequency and some with a handful of contexts: several padded groups
     words = np.concatenate([np.arange(5), np.flatnonzero((n_contexts > 40) & (n_contexts < 60))[:5],
                             np.flatnonzero(n_contexts == 3)[:3]])
-    grams, factors, failed = design_grams(fitter, words, trained.center_biases[words], "cpu")
+    grams, factors, failed = design_grams(fitter, words, trained.center_biases[words],
+                                          DeviceContexts.of(trained.context_vectors, "cpu"))
     assert not failed.any()
     for gram, factor in zip(grams, factors):  # each factor is the lower Cholesky factor of its H
         np.testing.assert_array_equal(factor, np.tril(factor))
