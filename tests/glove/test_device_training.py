@@ -129,9 +129,9 @@ def test_batches_of_one_entry_are_the_compiled_kernels_updates(embedded_cooccurr
 
 def test_training_on_the_device_is_seeded_and_starts_where_the_compiled_path_does(embedded_cooccurrence):
     X = embedded_cooccurrence[:300, :300].tocsr()
-    first = train_glove(X, 10, epochs=3, random_state=42, device="cpu", batch_size=64, progress=False)
-    second = train_glove(X, 10, epochs=3, random_state=42, device="cpu", batch_size=64, progress=False)
-    other = train_glove(X, 10, epochs=3, random_state=43, device="cpu", batch_size=64, progress=False)
+    first = train_glove(X, 10, epochs=3, random_state=42, device="cpu", batch_size=64, n_jobs=1, progress=False)
+    second = train_glove(X, 10, epochs=3, random_state=42, device="cpu", batch_size=64, n_jobs=1, progress=False)
+    other = train_glove(X, 10, epochs=3, random_state=43, device="cpu", batch_size=64, n_jobs=1, progress=False)
     for name in ("center_vectors", "context_vectors", "center_biases", "context_biases", "costs"):
         assert np.array_equal(getattr(first, name), getattr(second, name)), name
     assert not np.array_equal(first.center_vectors, other.center_vectors)
@@ -151,13 +151,14 @@ def _similarity_scores(words, vectors) -> tuple[float, float]:
 
 
 def test_a_model_trained_on_the_device_is_as_good_as_the_compiled_trainers(corpus_cooccurrence):
-    """The whole embedded corpus (6.0M nonzeros) at D = 20, 3 epochs, x_max = 10, the default batch size, seed 0.
+    """The whole embedded corpus (6.0M nonzeros) at D = 20, 3 epochs, x_max = 10, the default batch size, seed 0 (one
+    thread: PyTorch's threads would spin against the other test process's).
 
     Measured: cost 0.0480 against the compiled trainer's 0.0468 at seeds 0 and 1; WordSim-353 0.110 against 0.103 and
     0.104; SimLex-999 -0.033 against -0.020 and -0.036 (this corpus is too small for SimLex). The bounds leave room
     for that spread; bench/device_training.py prints the same per batch size on a larger corpus."""
     X = corpus_cooccurrence
-    options = {"epochs": 3, "x_max": 10.0, "random_state": 0, "progress": False}
+    options = {"epochs": 3, "x_max": 10.0, "random_state": 0, "n_jobs": 1, "progress": False}
     compiled = train_glove(X, 20, **options)
     on_device = train_glove(X, 20, device="cpu", **options)
     assert on_device.costs[-1] == pytest.approx(compiled.costs[-1], rel=0.04)
@@ -169,9 +170,9 @@ def test_a_model_trained_on_the_device_is_as_good_as_the_compiled_trainers(corpu
 
 
 def test_the_estimator_trains_on_the_device_and_computes_the_covariances(small_cooccurrence):
-    model = GloVeVEstimator(8, epochs=3, random_state=0, device="cpu", batch_size=256, point_estimate="trained",
-                            progress=False).fit(small_cooccurrence)
-    direct = train_glove(small_cooccurrence, 8, epochs=3, random_state=0, device="cpu", batch_size=256,
+    model = GloVeVEstimator(8, epochs=3, random_state=0, n_jobs=1, device="cpu", batch_size=256,
+                            point_estimate="trained", progress=False).fit(small_cooccurrence)
+    direct = train_glove(small_cooccurrence, 8, epochs=3, random_state=0, n_jobs=1, device="cpu", batch_size=256,
                          progress=False)
     np.testing.assert_array_equal(model.context_embedding_, direct.context_vectors)
     np.testing.assert_array_equal(model.training_costs_, direct.costs)
@@ -218,12 +219,12 @@ def test_glovev_fit_on_a_device_says_where_it_trained_and_saves_that_fit(capsys,
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(glovev_ext.load_default_corpus(max_documents=600)) + "\n", encoding="utf-8")
     status = main(["fit", str(corpus), "--output", str(tmp_path / "model"), "--n-components", "5", "--epochs", "2",
-                   "--min-count", "3", "--quiet", "--point-estimate", "trained", "--device", "cpu",
+                   "--min-count", "3", "--quiet", "--n-jobs", "1", "--point-estimate", "trained", "--device", "cpu",
                    "--batch-size", "300"])
     out = capsys.readouterr().out
     assert status == 0
     X = glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False).fit_transform(glovev_ext.LineCorpus(corpus))
-    trained = train_glove(X, 5, epochs=2, device="cpu", batch_size=300, progress=False)
+    trained = train_glove(X, 5, epochs=2, device="cpu", batch_size=300, n_jobs=1, progress=False)
     assert (f"trained: D=5, 2 epochs on cpu (PyTorch, batches of 300 entries), cost {trained.costs[0]:.4f} -> "
             f"{trained.costs[-1]:.4f}") in out
     assert "s, Gram matrices and Cholesky factors on cpu]" in out
