@@ -22,6 +22,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._memory import release_pages
+from ..glove.device import import_torch, torch_threads
 from ..atomic import atomic_path, replace_atomically
 from .device import DeviceContexts, design_grams
 from .factor import packed_size
@@ -262,8 +264,12 @@ def covariance_pass(fitter: WordFitter, center_vectors: np.ndarray, center_biase
                   center_vectors[rows], center_biases[rows], per_word.factor_row[rows], fitter.x_max, fitter.alpha,
                   fitter.conditioning, at_optimum) + (() if contexts is None else (contexts,)))
              for k, rows in enumerate(blocks) if k not in done)
-    with tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
-              desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress, leave=False) as bar:
+    # On a device, PyTorch's own threads are held to one, as BLAS's are: the pass's threads are the parallelism
+    # (PyTorch's threads in every pass thread would spin against each other on the CPU)
+    one_torch_thread = nullcontext() if contexts is None else torch_threads(import_torch(), 1)
+    with one_torch_thread, tqdm(total=float(cost.sum()), initial=float(sum(cost[blocks[k]].sum() for k in done)),
+                                desc="GloVe-V covariances", unit="flop", unit_scale=True, disable=not progress,
+                                leave=False) as bar:
         for k, summary in runner(tasks):
             release_pages(matrix)
             destination.record(k, summary)

@@ -81,7 +81,7 @@ def resolve_batch_size(batch_size: int | None, matrix: sp.csr_matrix) -> int:
 
 
 @contextmanager
-def _torch_threads(torch, n_threads: int):
+def torch_threads(torch, n_threads: int):
     """PyTorch's intra-op threads set to ``n_threads`` for the duration (a process-wide setting, restored after)."""
     before = torch.get_num_threads()
     torch.set_num_threads(n_threads)
@@ -104,7 +104,7 @@ def train_on_device(matrix: sp.csr_matrix, params: np.ndarray, *, epochs: int, l
     batch = resolve_batch_size(batch_size, matrix)
     entries = matrix.tocoo()
     target = torch.device(device)
-    with _torch_threads(torch, n_threads):
+    with torch_threads(torch, n_threads):
         rows = torch.as_tensor(entries.row.astype(np.int64), device=target)
         cols = torch.as_tensor(entries.col.astype(np.int64) + n_words, device=target)
         log_values = torch.as_tensor(np.log(entries.data.astype(np.float64)), device=target)

@@ -93,3 +93,23 @@ def test_a_singular_h_gets_no_covariance_on_either_path(rng):
     assert fits[0].singular_[0] and fits[1].singular_[0]
     np.testing.assert_array_equal(fits[1].covariance_defined_, fits[0].covariance_defined_)
     assert fits[1].covariance_defined_[1:].all()
+
+
+def test_the_pass_on_a_device_holds_pytorch_to_one_thread_and_gives_its_threads_back(embedded_cooccurrence, trained,
+                                                                                     monkeypatch):
+    import torch
+
+    from glovev_ext.covariance import passes
+    seen, compute = [], passes.design_grams
+
+    def recording(*args):
+        seen.append(torch.get_num_threads())
+        return compute(*args)
+
+    monkeypatch.setattr(passes, "design_grams", recording)
+    before = torch.get_num_threads()
+    parameters = (trained.center_vectors, trained.context_vectors, trained.center_biases, trained.context_biases)
+    GloVeVEstimator(8, pretrained=parameters, point_estimate="trained", n_jobs=2, device="cpu",
+                    progress=False).fit(embedded_cooccurrence)
+    assert seen and set(seen) == {1}
+    assert torch.get_num_threads() == before
