@@ -61,7 +61,7 @@ def as_generator(random_state: object) -> np.random.Generator:
 _MEMORY_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-def parse_memory(value: int | str | None) -> int | None:
+def parse_memory(value: int | str | None, name: str = "max_memory") -> int | None:
     """Bytes of a memory budget given as an int, or a string such as ``"600M"``, ``"1.5G"``, ``"4096"``.
 
     Parameters
@@ -69,6 +69,8 @@ def parse_memory(value: int | str | None) -> int | None:
     value : int, str or None
         Bytes, or a number followed by K, M, G or T (powers of 1024, case-insensitive, an optional
         trailing B); None passes through.
+    name : str, default="max_memory"
+        The parameter's name, for the error messages.
 
     Returns
     -------
@@ -89,8 +91,8 @@ def parse_memory(value: int | str | None) -> int | None:
         try:
             number = float(text[:len(text) - len(unit)])
         except ValueError:
-            raise ValueError(f"max_memory must be bytes or a size such as '600M' or '2G', got {value!r}") from None
+            raise ValueError(f"{name} must be bytes or a size such as '600M' or '2G', got {value!r}") from None
         if not number >= 1 / _MEMORY_UNITS[unit] or number == float("inf"):
-            raise ValueError(f"max_memory must be at least 1 byte, got {value!r}")
+            raise ValueError(f"{name} must be at least 1 byte, got {value!r}")
         return int(number * _MEMORY_UNITS[unit])
-    return check_int(value, "max_memory", minimum=1)
+    return check_int(value, name, minimum=1)

@@ -299,8 +299,9 @@ def _build_parser() -> argparse.ArgumentParser:
                           "rest bit for bit from them). --point-estimate posterior only (default: threads)")
     fit.add_argument("--device", default=glove["device"], metavar="DEVICE",
                      help="train on this PyTorch device: cuda, cuda:1, or cpu for the same code on the processor "
-                          "(pip install 'glovev-ext[gpu]'); with --point-estimate trained, optimum or alternating the "
-                          "covariance pass computes its Gram matrices there too (default: everything on the CPU)")
+                          "(pip install 'glovev-ext[gpu]'); the passes that fit rows (the covariances, the prior, the "
+                          "posteriors, the sweeps) compute their Gram matrices there too (default: everything on the "
+                          "CPU)")
     fit.add_argument("--batch-size", type=int, default=glove["batch_size"], metavar="ENTRIES",
                      help="entries per training batch with --device (default: as many as make the word with the "
                           "most nonzeros recur 8 times in a batch, at most 65536)")
@@ -617,7 +618,7 @@ def _covariance_device(model) -> str:
     if model.device is None:
         return ""
     if model.point_estimate == "posterior":
-        return ", on the CPU"
+        return f", Gram matrices on {model.device}"
     return f", Gram matrices and Cholesky factors on {model.device}"
 
 

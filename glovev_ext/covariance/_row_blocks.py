@@ -99,6 +99,8 @@ class RowBlockMap:
         matrix = fitter.cooccurrence
         pending = iter(blocks)
         in_flight: deque = deque()
+        if self.client is None:
+            self._stack.enter_context(fitter.compute_threads())
 
         def submit_next() -> None:
             block = next(pending, None)
@@ -131,10 +133,13 @@ class RowBlockMap:
         matrix = fitter.cooccurrence
         if self.client is None:
             def run(block: np.ndarray, arguments: tuple):
-                return function(WordFitter(_block_rows(matrix, block), *options), *arguments, *shared)
+                return function(fitter.for_rows(_block_rows(matrix, block), block), *arguments, *shared)
 
             return lambda block, arguments: self._pool.submit(run, block, arguments)
 
+        if type(fitter) is not WordFitter:
+            raise ValueError(f"a {type(fitter).__name__} fits rows in this process; on a Dask cluster rows are fitted "
+                             "by the workers' own WordFitter")
         active = self._active
         sent: list = []
 

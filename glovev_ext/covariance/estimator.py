@@ -23,6 +23,7 @@ from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from ..glove.device import check_device
 from ..glove.trainer import check_training_params
+from .device import DeviceWordFitter
 from .factor import check_approximation, packed_size
 from .passes import covariance_pass, threaded_runner
 from .noise_scale import NoiseScale, compare_half_rows, noise_scale_from
@@ -161,14 +162,17 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     device : str or None, default=None
         None: everything on the CPU. A PyTorch device (``"cuda"``, or ``"cpu"`` for the same code on
         the processor; ``pip install 'glovev-ext[gpu]'``): training runs there in mini-batches
-        (:func:`~glovev_ext.glove.train_glove`), and with ``point_estimate`` ``"trained"``,
-        ``"optimum"`` or ``"alternating"`` the covariance pass computes there the Gram matrices of
-        the words' weighted designs (``|K_i| D^2`` operations per word) and the Cholesky factors of
-        their ``H_i`` (``D^3 / 3``), 64 words at a time; the rest of each word's fit (LAPACK's
-        condition estimate from the factor, the conditioning rule, ``s2``, the optimum) stays on the
-        CPU, so the results equal the CPU path's up to the order of the sums. The default
-        recipe's passes and lazy storage run on the CPU. With a device, ``max_memory`` bounds the
-        covariances only (the device holds the entries), and ``backend`` must be ``"threads"``.
+        (:func:`~glovev_ext.glove.train_glove`), and every pass that fits rows one at a time (the
+        covariance pass, the prior's, the posteriors, the sweeps, the halves' comparison, and
+        :meth:`transform` and :meth:`conditional_fit`) computes there the Gram matrices of the rows'
+        weighted designs (``|K_i| D^2`` operations per row), 64 rows at a time, grouped by context
+        count, and, where a row's bias is fixed, the Cholesky factors of their ``H_i`` (``D^3 / 3``)
+        (``glovev_ext.covariance.device.DeviceWordFitter``). The rest of each row's fit
+        (LAPACK's condition estimate from the factor, the conditioning rule, ``s2``, the optimum, the
+        posterior's regularised factor) stays on the CPU, so the results equal the CPU path's up to
+        the order of the sums. Lazy storage computes on the CPU. With a device, ``max_memory``
+        bounds the covariances only (the device holds the entries), and ``backend`` must be
+        ``"threads"``.
     batch_size : int or None, default=None
         Entries per training batch with ``device`` (:func:`~glovev_ext.glove.train_glove`).
     progress : bool, default=True
@@ -332,10 +336,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             parameters = _check_pretrained(self.pretrained, n_words, dim)
         if self.point_estimate == "alternating":
             parameters = alternating_sweeps(matrix, parameters, n_sweeps, x_max, self.alpha, self.conditioning,
-                                            n_jobs, client=client)
+                                            n_jobs, client=client, device=self.device)
         elif self.point_estimate == "posterior" and n_sweeps:
             parameters = posterior_sweeps(matrix, parameters, n_sweeps, self.prior_strength, x_max, self.alpha, n_jobs,
-                                          self.progress, client=client)
+                                          self.progress, client=client, device=self.device)
         self.n_sweeps_ = n_sweeps if self.point_estimate in DEFAULT_SWEEPS else 0
         self.embedding_ = parameters.center_vectors
         self.context_embedding_ = parameters.context_vectors
@@ -429,8 +433,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                                                    self.x_max, self.alpha, self.conditioning,
                                                    n_workers=resolve_n_jobs(self.n_jobs))
         else:
-            embedding, n_contexts = free_row_vectors(WordFitter(rows, self.context_embedding_, self.context_bias_,
-                                                                self.x_max, self.alpha, self.conditioning))
+            fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
+                                self.conditioning)
+            embedding, n_contexts = free_row_vectors(DeviceWordFitter.of(fitter, self.device, None))
         short = np.flatnonzero(n_contexts <= self.embedding_.shape[1] + 1)
         if short.size:
             raise ValueError(f"{short.size} rows have too few contexts to estimate a vector; row {short[0]} has "
@@ -547,13 +552,15 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
         if self.point_estimate == "posterior":
-            fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha)
+            fitter = DeviceWordFitter.of(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max,
+                                                    self.alpha), self.device, None)
             vectors, biases, sigma2, store = free_row_posteriors(fitter, self.prior_, self._fallback_sigma2,
                                                                  noise_scale=self.noise_scale_,
                                                                  n_jobs=resolve_n_jobs(self.n_jobs))
             return ConditionalFit(embedding=vectors, bias=biases, sigma2=sigma2, covariance=store)
-        fits = fit_free_rows(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
-                                        self.conditioning))
+        fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
+                            self.conditioning)
+        fits = fit_free_rows(DeviceWordFitter.of(fitter, self.device, None))
         dim = self.embedding_.shape[1]
         with CovarianceStoreWriter(len(fits), dim, sum(fit.factor is not None for fit in fits)) as writer:
             writer.per_word.n_contexts[:] = [fit.n_contexts for fit in fits]
@@ -624,18 +631,20 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def _posterior_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
                                n_jobs: int, halves: tuple | None, client) -> CovarianceStore:
+        fitter = DeviceWordFitter.of(fitter, self.device, self.bias_)
         optima = row_optima(fitter, self.bias_, n_jobs, self.progress, client=client)
         own = optima.sigma2[np.isfinite(optima.sigma2)]
         self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
         if halves is not None:
             prior = optima.prior(self.prior_strength)
             comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2, n_jobs=n_jobs,
-                                           client=client)
+                                           client=client, device=self.device)
             self.noise_scale_ = noise_scale_from(comparison)
             if not self.noise_scale_.is_identity:  # the statistic does not fall in proportion: compare again
                 logger.info("GloVe-V noise scale, first comparison: %s", self.noise_scale_)
                 rescaled = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
-                                             noise_scale=self.noise_scale_, n_jobs=n_jobs, client=client)
+                                             noise_scale=self.noise_scale_, n_jobs=n_jobs, client=client,
+                                             device=self.device)
                 self.noise_scale_ = self.noise_scale_.refined(rescaled)
             logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
                         self.noise_scale_)

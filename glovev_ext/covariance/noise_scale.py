@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from .._memory import release_pages
 from ._row_blocks import RowBlockMap
+from .device import DeviceWordFitter
 from .prior import FreeRows, GaussianPrior, shared_prior_difference
 from .wls import WordFitter
 
@@ -171,7 +172,7 @@ class HalfComparison:
 
 def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_options: dict, prior: GaussianPrior,
                       fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1, *,
-                      client=None) -> HalfComparison:
+                      client=None, device: str | None = None) -> HalfComparison:
     """Fit each half's rows as posteriors under ``prior`` (bias free) and compare every word fitted in both.
 
     Parameters
@@ -188,6 +189,9 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
         Threads of the halves' fits.
     client : dask.distributed.Client or str, optional
         Fit the halves' rows on this Dask cluster instead (the same numbers).
+    device : str or None
+        The PyTorch device on which both halves' rows get their Gram matrices
+        (:class:`~glovev_ext.covariance.device.DeviceWordFitter`, rows' biases free).
 
     Returns
     -------
@@ -198,8 +202,8 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     kept, wald, expected = [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
     with RowBlockMap(n_jobs, client) as blocks_map:
-        fits = [FreeRows(WordFitter(rows, **fitter_options), prior, fallback_sigma2, noise_scale, blocks_map)
-                for rows in halves]
+        fits = [FreeRows(DeviceWordFitter.of(WordFitter(rows, **fitter_options), device, None), prior,
+                         fallback_sigma2, noise_scale, blocks_map) for rows in halves]
         for block, block_a, block_b in zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks()):
             release_pages(*halves)
             factors_a, factors_b = dict(block_a.factors), dict(block_b.factors)

@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 from .._memory import release_pages
 from ..glove.device import import_torch, torch_threads
 from ..atomic import atomic_path, replace_atomically
-from .device import DeviceContexts, design_grams
+from .device import DeviceContexts, DeviceWordFitter
 from .factor import packed_size
 from .layout import PerWord
 from .store import CovarianceStore
@@ -78,7 +78,6 @@ class PassResult:
 BlockRunner = Callable[[Iterable[tuple[int, tuple]]], Iterator[tuple[int, BlockSummary]]]
 
 
-DEVICE_WORDS = 64  # words whose Gram matrices a device computes at once (a (64, D + 2, D + 2) array: 47 MB at D = 300)
 
 
 def word_costs(n_contexts: np.ndarray, dim: int) -> np.ndarray:
@@ -123,8 +122,9 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
         Take the residuals at each word's weighted-least-squares optimum instead of its centre vector.
     device : DeviceContexts or None
         The context vectors on a PyTorch device, which then computes the Gram matrices of the words' designs
-        and the Cholesky factors of their ``H``, :data:`DEVICE_WORDS` words at a time
-        (:func:`~glovev_ext.covariance.device.design_grams`); the rest of each fit (LAPACK's condition estimate
+        and the Cholesky factors of their ``H``, :data:`~glovev_ext.covariance.device.DEVICE_WORDS` words at a time
+        (:class:`~glovev_ext.covariance.device.DeviceWordFitter`
+        with :func:`~glovev_ext.covariance.device.design_grams`); the rest of each fit (LAPACK's condition estimate
         from the factor, the conditioning rule, ``s2``) is the CPU's.
 
     Returns
@@ -132,11 +132,15 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     BlockSummary
     """
     fitter = WordFitter(block_matrix, context_vectors, context_biases, x_max, alpha, conditioning)
+    if device is not None:
+        fitter = DeviceWordFitter(block_matrix, context_vectors, context_biases, x_max, alpha, conditioning,
+                                  contexts=device, center_biases=center_biases)
     factors = factors_target if isinstance(factors_target, np.ndarray) else open_store_arrays(factors_target)["factors"]
     n_contexts = fitter.n_contexts()
     summary = BlockSummary.empty(n_contexts.size, fitter.dim)
     workspace = fitter.workspace()
-    for k, fit in _block_fits(fitter, center_vectors, center_biases, at_optimum, device, workspace):
+    for k in range(n_contexts.size):
+        fit = fitter.fit_word(k, float(center_biases[k]), None if at_optimum else center_vectors[k], workspace)
         summary.kind[k], summary.rank[k], summary.sigma2[k] = fit.kind, fit.rank, fit.sigma2
         summary.optimum[k], summary.distance[k] = fit.optimum, fit.distance
         summary.condition[k] = fit.condition
@@ -147,32 +151,6 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
         factors.flush()
         release_pages(factors)  # written to the file: the pages need not stay in this process
     return summary
-
-
-def _block_fits(fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray, at_optimum: bool,
-                device: DeviceContexts | None, workspace) -> Iterator[tuple[int, object]]:
-    """``(k, WordFit)`` of each row of the block, in order: each row's own fit, or, on a device, the fits from the
-    Gram matrices it computes for the rows with more than D contexts."""
-    n_words = center_biases.size
-    if device is None:
-        for k in range(n_words):
-            yield k, fitter.fit_word(k, float(center_biases[k]), None if at_optimum else center_vectors[k], workspace)
-        return
-    n_contexts = fitter.n_contexts()
-    for start in range(0, n_words, DEVICE_WORDS):
-        rows = np.arange(start, min(n_words, start + DEVICE_WORDS))
-        fitted = rows[n_contexts[rows] > fitter.dim]
-        grams, factors, failed = design_grams(fitter, fitted, center_biases[fitted], device)
-        position = {k: p for p, k in enumerate(fitted.tolist())}
-        for k in rows.tolist():
-            bias, vector = float(center_biases[k]), None if at_optimum else center_vectors[k]
-            if k in position:
-                p = position[k]
-                yield k, fitter.fit_gram(grams[p], int(n_contexts[k]), bias, vector, workspace,
-                                         lambda k=k, bias=bias: fitter.weighted_design(k, bias, workspace),
-                                         (None if failed[p] else factors[p], int(failed[p])))
-            else:
-                yield k, fitter.fit_word(k, bias, vector, workspace)
 
 
 def threaded_runner(n_jobs: int) -> BlockRunner:

@@ -33,6 +33,7 @@ from .._checks import check_positive_float
 from ..glove import GloVeParameters
 from ._row_blocks import RowBlockMap
 from ._symmetry import transposed_rows
+from .device import DeviceWordFitter
 from .factor import Factor
 from .passes import n_blocks_for
 from .store import CovarianceStore, CovarianceStoreWriter
@@ -350,13 +351,6 @@ class FreeRows:
             yield FittedBlock(vectors, biases, [(int(block[k]), factor) for k, factor in factors])
 
 
-def _row(fitter: WordFitter, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Row ``k``'s context columns and counts."""
-    matrix = fitter.cooccurrence
-    a, b = matrix.indptr[k], matrix.indptr[k + 1]
-    return matrix.indices[a:b], matrix.data[a:b]
-
-
 def _own_sigma2_block(fitter: WordFitter) -> np.ndarray:
     """Each row's own ``s2`` with its bias free (NaN where it has too few contexts)."""
     workspace = fitter.workspace()
@@ -373,7 +367,7 @@ def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarra
     vectors, biases = np.full((n_rows, fitter.dim), np.nan), np.full(n_rows, np.nan)
     factors = []
     for k in np.flatnonzero(identified):
-        hessian, rhs, bias_of = fitter.row_normal_equations(*_row(fitter, int(k)), None, workspace)
+        hessian, rhs, bias_of = fitter.normal_equations(int(k), None, workspace)
         factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace,
                                           with_share=False)
         biases[k] = bias_of(vectors[k])
@@ -402,21 +396,24 @@ def pooled_sigma2(sigma2: np.ndarray, totals: np.ndarray) -> np.ndarray:
 
 def posterior_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n_sweeps: int, strength: float,
                      x_max: float, alpha: float, n_jobs: int, progress: bool = False, *,
-                     client=None) -> GloVeParameters:
+                     client=None, device: str | None = None) -> GloVeParameters:
     """``n_sweeps`` regularised sweeps: every centre row's posterior mean given C, b, c, then every context
     row's given W, b, c (each side under its own empirical prior); the last W step is left to the caller.
 
     Biases stay as trained. Returns new centre and context vectors. The rows are fitted on ``n_jobs``
-    threads, or on the Dask cluster of ``client`` (the same numbers).
+    threads, or on the Dask cluster of ``client`` (the same numbers); with ``device``, their Gram
+    matrices are computed on that PyTorch device (:class:`~glovev_ext.covariance.device.DeviceWordFitter`).
     """
     transposed = transposed_rows(cooccurrence)
     center, context = parameters.center_vectors, parameters.context_vectors
+    center_biases, context_biases = parameters.center_biases, parameters.context_biases
     for sweep in range(1, n_sweeps + 1):
-        center = row_posteriors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha),
-                                parameters.center_biases, strength, n_jobs, covariances=False, progress=progress,
+        rows = DeviceWordFitter.of(WordFitter(cooccurrence, context, context_biases, x_max, alpha), device,
+                                   center_biases)
+        center = row_posteriors(rows, center_biases, strength, n_jobs, covariances=False, progress=progress,
                                 description=f"GloVe-V sweep {sweep}/{n_sweeps}: centre rows", client=client).mean
-        context = row_posteriors(WordFitter(transposed, center, parameters.center_biases, x_max, alpha),
-                                 parameters.context_biases, strength, n_jobs, covariances=False, progress=progress,
+        rows = DeviceWordFitter.of(WordFitter(transposed, center, center_biases, x_max, alpha), device, context_biases)
+        context = row_posteriors(rows, context_biases, strength, n_jobs, covariances=False, progress=progress,
                                  description=f"GloVe-V sweep {sweep}/{n_sweeps}: context rows", client=client).mean
     return GloVeParameters(center, context, parameters.center_biases, parameters.context_biases,
                            costs=parameters.costs)

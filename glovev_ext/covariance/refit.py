@@ -24,6 +24,7 @@ import scipy.sparse as sp
 from ..glove import GloVeParameters
 from ._row_blocks import RowBlockMap
 from ._symmetry import transposed_rows
+from .device import DeviceWordFitter
 from .wls import WordFitter
 
 POINT_ESTIMATES = ("trained", "optimum", "alternating", "posterior")
@@ -66,7 +67,8 @@ def _optimum_block(fitter: WordFitter, biases: np.ndarray) -> tuple[np.ndarray, 
 
 
 def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters, n_sweeps: int, x_max: float,
-                       alpha: float, conditioning: str, n_jobs: int, *, client=None) -> GloVeParameters:
+                       alpha: float, conditioning: str, n_jobs: int, *, client=None,
+                       device: str | None = None) -> GloVeParameters:
     """``n_sweeps`` sweeps of W given C, b, c then C given W, b, c; the last W step is left to the covariance pass.
 
     Parameters
@@ -82,6 +84,9 @@ def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters,
         Threads (one BLAS thread each).
     client : dask.distributed.Client or str, optional
         Solve the rows on this Dask cluster instead (the same numbers).
+    device : str or None
+        Compute the rows' Gram matrices on this PyTorch device
+        (:class:`~glovev_ext.covariance.device.DeviceWordFitter`).
 
     Returns
     -------
@@ -90,10 +95,13 @@ def alternating_sweeps(cooccurrence: sp.csr_matrix, parameters: GloVeParameters,
     """
     transposed = transposed_rows(cooccurrence)
     center, context = parameters.center_vectors, parameters.context_vectors
+    center_biases, context_biases = parameters.center_biases, parameters.context_biases
     for _ in range(n_sweeps):
-        center = optimum_vectors(WordFitter(cooccurrence, context, parameters.context_biases, x_max, alpha,
-                                            conditioning), parameters.center_biases, center, n_jobs, client=client)
-        context = optimum_vectors(WordFitter(transposed, center, parameters.center_biases, x_max, alpha,
-                                             conditioning), parameters.context_biases, context, n_jobs, client=client)
+        rows = DeviceWordFitter.of(WordFitter(cooccurrence, context, context_biases, x_max, alpha, conditioning),
+                                   device, center_biases)
+        center = optimum_vectors(rows, center_biases, center, n_jobs, client=client)
+        rows = DeviceWordFitter.of(WordFitter(transposed, center, center_biases, x_max, alpha, conditioning),
+                                   device, context_biases)
+        context = optimum_vectors(rows, context_biases, context, n_jobs, client=client)
     return GloVeParameters(center, context, parameters.center_biases, parameters.context_biases,
                            costs=parameters.costs)

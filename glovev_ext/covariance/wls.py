@@ -19,6 +19,7 @@ For word i with contexts ``K_i = {j : X_ij > 0}`` and ``V, b, c`` held at their 
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,13 +161,23 @@ class WordFitter:
         """|K_i| for every row."""
         return np.diff(self.cooccurrence.indptr)
 
+    def for_rows(self, rows: sp.csr_matrix, block: np.ndarray) -> WordFitter:
+        """A fitter of ``rows``, the rows ``block`` of this fitter's matrix, against the same context parameters."""
+        return WordFitter(rows, self.context_vectors, self.context_biases, self.x_max, self.alpha, self.conditioning)
+
+    def compute_threads(self) -> AbstractContextManager:
+        """Held while threads fit rows in parallel: here nothing (BLAS's threads are held by the caller); a device
+        fitter holds PyTorch's to one."""
+        return nullcontext()
+
     def workspace(self) -> Workspace:
         """Buffers for fitting any row of this fitter's matrix (one per thread)."""
         return Workspace(self.dim, int(self.n_contexts().max(initial=0)))
 
-    def fit_word(self, i: int, center_bias: float, center_vector: np.ndarray | None,
+    def fit_word(self, i: int, center_bias: float | None, center_vector: np.ndarray | None,
                  workspace: Workspace | None = None) -> WordFit:
-        """The GloVe-V quantities of row ``i`` given its trained bias and centre vector (None: at the optimum)."""
+        """The GloVe-V quantities of row ``i`` given its trained bias (None: free, as in :meth:`fit_row`) and centre
+        vector (None: at the optimum)."""
         start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
         return self.fit_row(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
                             center_bias, center_vector, workspace)
@@ -236,11 +247,12 @@ class WordFitter:
         return self._weighted_gram(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
                                    center_bias, workspace, None)[0]
 
-    def normal_equations(self, i: int, center_bias: float, workspace: Workspace) -> tuple[np.ndarray, np.ndarray]:
+    def normal_equations(self, i: int, center_bias: float | None, workspace: Workspace) -> tuple:
         """``(H_i, A_i^T t_i)`` of row ``i`` with its bias fixed: the optimum solves ``H_i w = A_i^T t_i``.
 
         ``H_i = sum_j f(X_ij) v_j v_j^T`` and ``A_i^T t_i = sum_j f(X_ij) (log X_ij - b_i - c_j) v_j``
-        (views into ``workspace``'s buffers, valid until its next use).
+        (views into ``workspace``'s buffers, valid until its next use). With ``center_bias`` None, as
+        :meth:`row_normal_equations`: the bias profiled out, and the function giving it third.
         """
         start, stop = self.cooccurrence.indptr[i], self.cooccurrence.indptr[i + 1]
         return self.row_normal_equations(self.cooccurrence.indices[start:stop], self.cooccurrence.data[start:stop],
@@ -254,15 +266,8 @@ class WordFitter:
         complements), and a third element is returned: the function giving the bias that goes with a
         vector, ``(sum_j f_j (log X_ij - c_j) - w . sum_j f_j v_j) / sum_j f_j``.
         """
-        dim = self.dim
         _, gram = self._weighted_gram(cols, values, 0.0 if center_bias is None else center_bias, workspace, weights)
-        hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
-        if center_bias is not None:
-            return hessian, rhs
-        weight_sum, design_sum, target_sum = gram[dim, dim], gram[:dim, dim].copy(), gram[dim, dim + 1]
-        profiled = (hessian - np.outer(design_sum, design_sum) / weight_sum,
-                    rhs - design_sum * (target_sum / weight_sum))
-        return (*profiled, lambda vector: float((target_sum - design_sum @ vector) / weight_sum))
+        return gram_normal_equations(gram, self.dim, center_bias is None)
 
     def _weighted_gram(self, cols: np.ndarray, values: np.ndarray, center_bias: float, workspace: Workspace,
                        weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
@@ -373,11 +378,22 @@ def residual_variances(fitter: WordFitter, center_vectors: np.ndarray, center_bi
     return residual_variance(sums, fitter.n_contexts(), fitter.dim)
 
 
+def gram_normal_equations(gram: np.ndarray, dim: int, free_bias: bool) -> tuple:
+    """:meth:`WordFitter.row_normal_equations` from the Gram matrix of the row's weighted design ``[A | s | t]``."""
+    hessian, rhs = gram[:dim, :dim], gram[:dim, dim + 1]
+    if not free_bias:
+        return hessian, rhs
+    weight_sum, design_sum, target_sum = gram[dim, dim], gram[:dim, dim].copy(), gram[dim, dim + 1]
+    profiled = (hessian - np.outer(design_sum, design_sum) / weight_sum,
+                rhs - design_sum * (target_sum / weight_sum))
+    return (*profiled, lambda vector: float((target_sum - design_sum @ vector) / weight_sum))
+
+
 def fit_free_rows(fitter: WordFitter) -> list[WordFit]:
     """Every row of ``fitter``'s matrix fitted as a new word: bias free, residuals at the optimum."""
-    matrix = fitter.cooccurrence
-    return [fitter.fit_row(matrix.indices[a:b], matrix.data[a:b], None, None)
-            for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
+    workspace = fitter.workspace()
+    with fitter.compute_threads():
+        return [fitter.fit_word(k, None, None, workspace) for k in range(fitter.cooccurrence.shape[0])]
 
 
 def free_row_vectors(fitter: WordFitter) -> tuple[np.ndarray, np.ndarray]:

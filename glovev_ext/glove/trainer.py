@@ -70,7 +70,7 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
                 grad_clip: float = 100.0, random_state: object = DEFAULT_SEED, n_jobs: int | None = -1,
                 schedule: str = "blocks", max_memory: int | str | None = None, backend: str = "threads",
                 client=None, device: str | None = None, batch_size: int | None = None,
-                progress: bool = True) -> GloVeParameters:
+                device_memory: int | str | None = None, progress: bool = True) -> GloVeParameters:
     """Train GloVe on a co-occurrence matrix with the Stanford C tool's algorithm.
 
     Every nonzero ``X_ij`` is one training entry. Parameters start at ``U(-0.5, 0.5) / D``
@@ -142,14 +142,20 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
         the entries of a batch all read the parameters as they were before it, their steps summed
         where a word recurs. The initial parameters are the compiled path's for the same seed; the
         result is reproducible on the same device and PyTorch, and close to the compiled path's, not
-        equal to it. The device holds the entries (40 bytes each, their order included) and the
-        parameters; ``schedule``, ``max_memory`` and ``backend`` are for the compiled path.
+        equal to it. The device holds the parameters and, where they fit in ``device_memory``, the
+        entries (40 bytes each, their order included); ``schedule``, ``max_memory`` and
+        ``backend`` are for the compiled path.
     batch_size : int or None, default=None
         Entries per batch with ``device``. By default, as many as make the word with the most
         nonzeros recur 8 times in a batch on average, at most 65,536. Larger batches are faster on
         a GPU but sum more steps of the frequent words at once, and early in training, while the
         AdaGrad accumulators are small, they overshoot and can diverge (``bench/device_training.py``
         prints the time, cost and word-similarity scores per batch size).
+    device_memory : int, str or None, default=None
+        Bytes (or ``"8G"``, ``"500M"``) of device memory the entries may take with ``device``; None:
+        half of what a CUDA device has free, and no limit on the CPU. Entries that do not fit stay
+        in host memory, and each epoch sends them to the device in its shuffled order, as many whole
+        batches at a time as fit: the same batches as on the device, drawn by the host's generator.
     progress : bool, default=True
         Show a tqdm progress bar over epochs.
 
@@ -181,6 +187,10 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     if device is None and batch_size is not None:
         raise ValueError("batch_size is for training on a device (device='cuda' or 'cpu'); the compiled path "
                          "visits the entries one at a time")
+    device_memory = parse_memory(device_memory, "device_memory")
+    if device is None and device_memory is not None:
+        raise ValueError("device_memory is for training on a device (device='cuda' or 'cpu'); the compiled path's "
+                         "budget is max_memory")
     if device is not None and (schedule != "blocks" or max_memory is not None or backend != "threads"):
         raise ValueError(f"device={device!r} trains in mini-batches held on the device; schedule, max_memory and "
                          f"backend='dask' are for the compiled CPU path (device=None)")
@@ -192,7 +202,8 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     if device is not None:
         params, costs = train_on_device(matrix, params, epochs=epochs, learning_rate=learning_rate, x_max=x_max,
                                         alpha=alpha, grad_clip=grad_clip, rng=rng, device=device,
-                                        batch_size=batch_size, n_threads=n_threads, progress=progress)
+                                        batch_size=batch_size, n_threads=n_threads, progress=progress,
+                                        device_memory=device_memory)
         return _parameters(params, n_words, n_components, costs)
     gradsq = np.ones_like(params)
     costs = np.empty(epochs)

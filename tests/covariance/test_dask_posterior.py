@@ -10,7 +10,7 @@ import pytest
 
 import glovev_ext
 from glovev_ext.covariance._row_blocks import RowBlockMap
-from glovev_ext.covariance.prior import _own_sigma2_block, _row
+from glovev_ext.covariance.prior import _own_sigma2_block
 from glovev_ext.covariance.refit import alternating_sweeps
 from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import GloVeParameters
@@ -79,7 +79,9 @@ def test_blocks_come_back_in_order_and_a_block_lost_every_time_stops_the_pass(da
                                                   small_model.context_bias_, 100.0, 0.75)
     n_words = embedded_cooccurrence.shape[0]
     blocks = np.array_split(np.arange(n_words), 7)
-    one_by_one = [fitter.fit_row(*_row(fitter, i), None, None).sigma2 for i in range(n_words)]
+    matrix = embedded_cooccurrence
+    one_by_one = [fitter.fit_row(matrix.indices[a:b], matrix.data[a:b], None, None).sigma2
+                  for a, b in zip(matrix.indptr[:-1], matrix.indptr[1:])]
     for blocks_map in (RowBlockMap(2), RowBlockMap(2, dask_client)):
         with blocks_map:
             results = list(blocks_map.map(_own_sigma2_block, fitter, blocks))

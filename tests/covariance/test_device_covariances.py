@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 from glovev_ext import GloVeVEstimator
-from glovev_ext.covariance.device import DeviceContexts, design_grams
+from glovev_ext.covariance.device import DeviceContexts, DeviceWordFitter, design_grams
 from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import glove_weights, train_glove
 
@@ -95,21 +95,96 @@ def test_a_singular_h_gets_no_covariance_on_either_path(rng):
     assert fits[1].covariance_defined_[1:].all()
 
 
-def test_the_pass_on_a_device_holds_pytorch_to_one_thread_and_gives_its_threads_back(embedded_cooccurrence, trained,
-                                                                                     monkeypatch):
+@pytest.mark.parametrize("point_estimate", ["trained", "posterior"])
+def test_the_passes_on_a_device_hold_pytorch_to_one_thread_and_give_its_threads_back(frequent_part, monkeypatch,
+                                                                                    point_estimate):
     import torch
 
-    from glovev_ext.covariance import passes
-    seen, compute = [], passes.design_grams
+    from glovev_ext.covariance import device
+    seen, compute = [], device.design_grams
 
-    def recording(*args):
+    def recording(*args, **kwargs):
         seen.append(torch.get_num_threads())
-        return compute(*args)
+        return compute(*args, **kwargs)
 
-    monkeypatch.setattr(passes, "design_grams", recording)
-    before = torch.get_num_threads()
-    parameters = (trained.center_vectors, trained.context_vectors, trained.center_biases, trained.context_biases)
-    GloVeVEstimator(8, pretrained=parameters, point_estimate="trained", n_jobs=2, device="cpu",
-                    progress=False).fit(embedded_cooccurrence)
+    monkeypatch.setattr(device, "design_grams", recording)
+    torch.set_num_threads(2)
+    X, parameters = frequent_part
+    GloVeVEstimator(8, pretrained=parameters, point_estimate=point_estimate, n_jobs=2, device="cpu",
+                    progress=False).fit(X)
     assert seen and set(seen) == {1}
-    assert torch.get_num_threads() == before
+    assert torch.get_num_threads() == 2
+
+
+@pytest.fixture(scope="module")
+def frequent_part(embedded_cooccurrence, trained):
+    """The co-occurrences among the 1,200 most frequent words, and their trained parameters."""
+    n = 1200
+    X = sp.csr_matrix(embedded_cooccurrence[:n][:, :n])
+    return X, (trained.center_vectors[:n], trained.context_vectors[:n], trained.center_biases[:n],
+               trained.context_biases[:n])
+
+
+def _assert_same_covariances(device_store, cpu_store, rows, tolerance=1e-10):
+    for i in rows:
+        expected = cpu_store[i]
+        np.testing.assert_allclose(device_store[i], expected, rtol=0, atol=tolerance * np.abs(expected).max())
+
+
+def test_the_default_recipe_on_a_device_gives_the_cpu_paths_results(frequent_part, rng):
+    """The posterior recipe with its sweep and the noise scale from two halves: the prior's pass, the sweep's two
+    passes, both halves' bias-free posteriors and the final posteriors all take their Gram matrices from the device;
+    then new rows' conditional fits and vectors."""
+    X, parameters = frequent_part
+    share = rng.uniform(0.3, 0.7, X.nnz)
+    halves = tuple(sp.csr_matrix((X.data * part, X.indices, X.indptr), shape=X.shape) for part in (share, 1 - share))
+    cpu, device = (GloVeVEstimator(8, pretrained=parameters, n_jobs=2, progress=False, **options).fit(X, halves=halves)
+                   for options in ({}, {"device": "cpu"}))
+    assert not cpu.noise_scale_.is_identity
+    for kind in ("own", "pooled"):
+        curves = [getattr(model.noise_scale_, kind) for model in (cpu, device)]
+        np.testing.assert_array_equal(curves[1].log_totals, curves[0].log_totals)
+        np.testing.assert_array_equal(curves[1].n_words, curves[0].n_words)
+        np.testing.assert_allclose(curves[1].factors, curves[0].factors, rtol=1e-9)
+    np.testing.assert_allclose(device.prior_.covariance, cpu.prior_.covariance, rtol=1e-10)
+    np.testing.assert_allclose(device.embedding_, cpu.embedding_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(device.context_embedding_, cpu.context_embedding_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(device.sigma2_, cpu.sigma2_, rtol=1e-10)
+    np.testing.assert_allclose(device.prior_share_, cpu.prior_share_, rtol=0, atol=1e-10)
+    _assert_same_covariances(device.covariance_, cpu.covariance_, range(X.shape[0]))
+    rows = halves[0][:200]
+    fits = [model.conditional_fit(rows) for model in (cpu, device)]
+    np.testing.assert_allclose(fits[1].embedding, fits[0].embedding, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(fits[1].sigma2, fits[0].sigma2, rtol=1e-10)
+    _assert_same_covariances(fits[1].covariance, fits[0].covariance, np.flatnonzero(fits[0].covariance.defined))
+    np.testing.assert_allclose(device.transform(rows), cpu.transform(rows), rtol=0, atol=1e-10)
+
+
+def test_the_alternating_sweeps_and_new_rows_on_a_device_give_the_cpu_paths_results(frequent_part):
+    X, parameters = frequent_part
+    cpu, device = (GloVeVEstimator(8, pretrained=parameters, point_estimate="alternating", n_sweeps=1, n_jobs=2,
+                                   progress=False, **options).fit(X) for options in ({}, {"device": "cpu"}))
+    np.testing.assert_array_equal(device.covariance_defined_, cpu.covariance_defined_)
+    np.testing.assert_allclose(device.embedding_, cpu.embedding_, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(device.context_embedding_, cpu.context_embedding_, rtol=0, atol=1e-9)
+    well = np.flatnonzero(cpu.covariance_defined_ & (cpu.condition_number_ < 1e6))
+    _assert_same_covariances(device.covariance_, cpu.covariance_, well)
+    rows = X[:100]
+    fits = [model.conditional_fit(rows) for model in (cpu, device)]
+    np.testing.assert_allclose(fits[1].embedding, fits[0].embedding, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(device.transform(rows), cpu.transform(rows), rtol=0, atol=1e-9)
+
+
+def test_a_device_fitter_refuses_a_bias_its_gram_matrices_are_not_for(frequent_part):
+    X, (W, C, b, c) = frequent_part
+    fitter = DeviceWordFitter.of(WordFitter(X, C, c, 100.0, 0.75), "cpu", b)
+    assert fitter.fit_word(3, float(b[3]), None).factor is not None
+    with pytest.raises(ValueError, match="row 3 asked for with bias None; this device fitter's Gram matrices are "
+                                         "for bias"):
+        fitter.fit_word(3, None, None)
+    with pytest.raises(ValueError, match="row 4 asked for with bias 0.5"):
+        fitter.normal_equations(4, 0.5, fitter.workspace())
+    free = DeviceWordFitter.of(WordFitter(X, C, c, 100.0, 0.75), "cpu", None)
+    with pytest.raises(ValueError, match="for bias None"):
+        free.fit_word(3, float(b[3]), None)
+    assert DeviceWordFitter.of(fitter, None, b) is fitter

@@ -143,6 +143,23 @@ def test_training_on_the_device_is_seeded_and_starts_where_the_compiled_path_doe
     np.testing.assert_allclose(frozen[1].center_vectors, frozen[0].center_vectors, rtol=0, atol=1e-290)
 
 
+def test_entries_streamed_from_host_memory_give_the_same_training_bit_for_bit(embedded_cooccurrence):
+    """A device budget of three batches' entries and a bit: each epoch's order goes to the device in chunks of three
+    whole batches (the last chunk short), and the same batches give the same parameters as entries held there."""
+    X = embedded_cooccurrence[:300, :300].tocsr()
+    batch, budget = 64, device_module.ENTRY_BYTES * (3 * 64 + 10)
+    assert X.nnz % (3 * batch)  # a short last chunk
+    assert device_module.entry_chunk(X.nnz, batch, "cpu", budget) == 3 * batch
+    assert device_module.entry_chunk(X.nnz, batch, "cpu", device_module.ENTRY_BYTES * X.nnz) is None
+    assert device_module.entry_chunk(X.nnz, batch, "cpu", None) is None
+    assert device_module.entry_chunk(X.nnz, batch, "cpu", 1) == batch  # at least one batch at a time
+    options = {"epochs": 3, "random_state": 5, "device": "cpu", "batch_size": batch, "n_jobs": 1, "progress": False}
+    resident = train_glove(X, 10, **options)
+    streamed = train_glove(X, 10, device_memory=budget, **options)
+    for name in ("center_vectors", "context_vectors", "center_biases", "context_biases", "costs"):
+        np.testing.assert_array_equal(getattr(streamed, name), getattr(resident, name), err_msg=name)
+
+
 def _similarity_scores(words, vectors) -> tuple[float, float]:
     """Spearman's rho of the vectors' cosines with WordSim-353's and SimLex-999's ratings (gensim's files)."""
     keyed = KeyedVectors(vectors.shape[1])
@@ -187,6 +204,8 @@ def test_the_estimator_trains_on_the_device_and_computes_the_covariances(small_c
     ({"device": "cpu", "batch_size": 0}, "batch_size"),
     ({"device": "cpu", "schedule": "hogwild"}, "for the compiled CPU path"),
     ({"device": "cpu", "max_memory": "1G"}, "for the compiled CPU path"),
+    ({"device_memory": "1G"}, "device_memory is for training on a device"),
+    ({"device": "cpu", "device_memory": "lots"}, "device_memory must be bytes or a size such as"),
 ])
 def test_bad_device_options_are_refused(options, message):
     X = sp.csr_matrix(np.array([[0.0, 2.0, 1.0], [2.0, 0.0, 3.0], [1.0, 3.0, 0.0]]))
