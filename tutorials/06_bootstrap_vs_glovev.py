@@ -25,7 +25,7 @@ import glovev_ext
 
 start = time.perf_counter()
 vectorizer, estimator = fit_objects()
-documents = list(glovev_ext.load_default_corpus(max_documents=8000 if QUICK else None))
+documents = list(glovev_ext.load_default_corpus(max_documents=3000 if QUICK else None))
 X = vectorizer.set_params(progress=False).fit_transform(documents)
 
 
@@ -39,7 +39,7 @@ rng = np.random.default_rng(0)
 pairs = [tuple(rng.choice(words, 2, replace=False)) for _ in range(150)]
 glovev_se = np.array([full.similarity_test(a, b).std_error for a, b in pairs])
 
-replicates = 3 if QUICK else 8
+replicates = 2 if QUICK else 8
 bootstrap = []
 for b in range(replicates):
     sample = [documents[i] for i in rng.integers(0, len(documents), len(documents))]

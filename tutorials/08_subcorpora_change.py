@@ -44,7 +44,7 @@ brown = shared_path("brown")
 if brown is None or QUICK:
     if not QUICK:
         print("../shared/data/brown not found: two halves of the embedded corpus stand in for genres")
-    documents = list(glovev_ext.load_default_corpus(max_documents=8000 if QUICK else None))
+    documents = list(glovev_ext.load_default_corpus(max_documents=4000 if QUICK else None))
     half = len(documents) // 2
     genres = {"press": documents[:half], "fiction": documents[half:]}
 else:
