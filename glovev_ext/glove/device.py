@@ -39,6 +39,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_BATCH_SIZE = 65_536
 RECURRENCES = 8
 ENTRY_BYTES = 40  # per nonzero on the device: its row, column, log count and weight, and its place in the order
+GATHERED_ENTRIES = 1 << 18  # entries gathered into batch order at once where they live on the device (8 MB)
 
 
 def import_torch():
@@ -157,20 +158,20 @@ def train_on_device(matrix: sp.csr_matrix, params: np.ndarray, *, epochs: int, l
 
 
 def _batches(columns: list, order, batch: int, chunk: int | None, target) -> Iterator[list]:
-    """The entries' ``columns`` (rows, columns, log counts, weights) batch by batch in ``order``, on ``target``:
-    gathered there where they live there (``chunk`` None), else gathered in host memory ``chunk`` entries at a time
-    and copied over."""
+    """The entries' ``columns`` (rows, columns, log counts, weights) batch by batch in ``order``, on ``target``.
+
+    They are gathered in order a span of whole batches at a time into contiguous arrays, which the
+    batches then slice (a few large gathers instead of four per batch): where the entries live on
+    ``target`` (``chunk`` None), spans of about :data:`GATHERED_ENTRIES`; else ``chunk`` entries
+    gathered in host memory and copied over. The batches are the same either way.
+    """
     nnz = order.shape[0]
-    if chunk is None:
-        for start in range(0, nnz, batch):
-            chosen = order[start:start + batch]
-            yield [column.index_select(0, chosen) for column in columns]
-        return
-    for first in range(0, nnz, chunk):
-        part = order[first:first + chunk]
-        sent = [column.index_select(0, part).to(target) for column in columns]
+    span = chunk or batch * max(1, GATHERED_ENTRIES // batch)
+    for first in range(0, nnz, span):
+        part = order[first:first + span]
+        gathered = [column.index_select(0, part).to(target) for column in columns]
         for start in range(0, part.shape[0], batch):
-            yield [column[start:start + batch] for column in sent]
+            yield [column[start:start + batch] for column in gathered]
 
 
 def _batch_update(torch, params, gradsq, rows, cols, log_values, weights, learning_rate: float, grad_clip: float):
