@@ -144,6 +144,7 @@ class DeviceWordFitter(WordFitter):
         super().__init__(cooccurrence, context_vectors, context_biases, x_max, alpha, conditioning)
         self.contexts = contexts
         self.center_biases = None if center_biases is None else np.asarray(center_biases, dtype=np.float64)
+        self._n_contexts = self.n_contexts()  # read per chunk of rows: computed once, not per chunk
         self._chunk: tuple | None = None
 
     @classmethod
@@ -172,7 +173,7 @@ class DeviceWordFitter(WordFitter):
         """:meth:`WordFitter.fit_word <glovev_ext.covariance.wls.WordFitter.fit_word>`, from the device's Gram
         matrix (``center_bias`` must be the row's bias this fitter was made with, or None if it was made free)."""
         free_bias = self._check_bias(i, center_bias)
-        n_contexts = int(self.cooccurrence.indptr[i + 1] - self.cooccurrence.indptr[i])
+        n_contexts = int(self._n_contexts[i])
         if n_contexts - self.dim - (1 if free_bias else 0) <= 0:
             return super().fit_word(i, center_bias, center_vector, workspace)
         if workspace is None:
@@ -203,7 +204,7 @@ class DeviceWordFitter(WordFitter):
         if self._chunk is None or self._chunk[0] != start:
             n_rows = self.cooccurrence.shape[0]
             rows = np.arange(start, min(n_rows, start + DEVICE_WORDS))
-            rows = rows[self.n_contexts()[rows] > 0]
+            rows = rows[self._n_contexts[rows] > 0]
             biases = np.zeros(rows.size) if self.center_biases is None else self.center_biases[rows]
             grams, factors, failed = design_grams(self, rows, biases, self.contexts,
                                                   factorise=self.center_biases is not None)

@@ -131,8 +131,9 @@ def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, con
     -------
     BlockSummary
     """
-    fitter = WordFitter(block_matrix, context_vectors, context_biases, x_max, alpha, conditioning)
-    if device is not None:
+    if device is None:
+        fitter = WordFitter(block_matrix, context_vectors, context_biases, x_max, alpha, conditioning)
+    else:
         fitter = DeviceWordFitter(block_matrix, context_vectors, context_biases, x_max, alpha, conditioning,
                                   contexts=device, center_biases=center_biases)
     factors = factors_target if isinstance(factors_target, np.ndarray) else open_store_arrays(factors_target)["factors"]

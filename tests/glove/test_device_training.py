@@ -143,7 +143,7 @@ def test_training_on_the_device_is_seeded_and_starts_where_the_compiled_path_doe
     np.testing.assert_allclose(frozen[1].center_vectors, frozen[0].center_vectors, rtol=0, atol=1e-290)
 
 
-def test_entries_streamed_from_host_memory_give_the_same_training_bit_for_bit(embedded_cooccurrence):
+def test_entries_streamed_from_host_memory_give_the_same_training_bit_for_bit(embedded_cooccurrence, monkeypatch):
     """A device budget of three batches' entries and a bit: each epoch's order goes to the device in chunks of three
     whole batches (the last chunk short), and the same batches give the same parameters as entries held there."""
     X = embedded_cooccurrence[:300, :300].tocsr()
@@ -154,8 +154,16 @@ def test_entries_streamed_from_host_memory_give_the_same_training_bit_for_bit(em
     assert device_module.entry_chunk(X.nnz, batch, "cpu", None) is None
     assert device_module.entry_chunk(X.nnz, batch, "cpu", 1) == batch  # at least one batch at a time
     options = {"epochs": 3, "random_state": 5, "device": "cpu", "batch_size": batch, "n_jobs": 1, "progress": False}
+    chunks, batches = [], device_module._batches
+
+    def recording(columns, order, batch, chunk, target):
+        chunks.append(chunk)
+        return batches(columns, order, batch, chunk, target)
+
+    monkeypatch.setattr(device_module, "_batches", recording)
     resident = train_glove(X, 10, **options)
     streamed = train_glove(X, 10, device_memory=budget, **options)
+    assert chunks == [None] * 3 + [3 * batch] * 3  # the second run streamed every epoch
     for name in ("center_vectors", "context_vectors", "center_biases", "context_biases", "costs"):
         np.testing.assert_array_equal(getattr(streamed, name), getattr(resident, name), err_msg=name)
 
