@@ -83,6 +83,33 @@ def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
                 mapping.madvise(_DONT_NEED)
 
 
+def consecutive_rows(matrix: sp.csr_matrix, first: int, stop: int) -> sp.csr_matrix:
+    """Rows ``first`` to ``stop - 1`` of a CSR matrix, their values and columns views of ``matrix``'s (nothing copied
+    but the row pointers; nothing of a memory-mapped matrix read)."""
+    start, end = matrix.indptr[first], matrix.indptr[stop]
+    return sp.csr_matrix((matrix.data[start:end], matrix.indices[start:end], matrix.indptr[first:stop + 1] - start),
+                         shape=(stop - first, matrix.shape[1]), copy=False)
+
+
+# Entries row_sums sums between two releases of a mapped matrix's pages (48 MiB of 4-byte indices, 8-byte values).
+_SUMMED_ENTRIES = 1 << 22
+
+
+def row_sums(matrix: sp.csr_matrix) -> np.ndarray:
+    """Each row's sum of a CSR matrix (``matrix.sum(axis=1)`` raveled, the same numbers), a span of rows at a time,
+    the pages of a memory-mapped matrix let go after each span: a sum over the whole matrix does not make it all
+    resident at once."""
+    n_rows = matrix.shape[0]
+    stops = np.searchsorted(matrix.indptr, matrix.indptr[0] + np.arange(1, matrix.nnz // _SUMMED_ENTRIES + 2)
+                            * _SUMMED_ENTRIES, side="right") - 1
+    edges = np.unique(np.concatenate([[0], np.clip(stops, 1, n_rows), [n_rows]]))
+    parts = []
+    for first, stop in zip(edges[:-1], edges[1:]):
+        parts.append(np.asarray(consecutive_rows(matrix, int(first), int(stop)).sum(axis=1)).ravel())
+        release_pages(matrix)
+    return np.concatenate(parts) if parts else np.asarray(matrix.sum(axis=1)).ravel()
+
+
 def trim_heap() -> None:
     """Give the C heap's free memory back to the operating system (glibc's ``malloc_trim``; elsewhere nothing)."""
     library = ctypes.util.find_library("c")

@@ -161,3 +161,24 @@ def private_tmpdir(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def resident_pages_of():
+    """``resident_pages_of(array)``: pages of ``array`` resident in this process, from /proc/self/smaps (the
+    mapping holding its first byte)."""
+    return _resident_pages_of
+
+
+def _resident_pages_of(array: np.ndarray) -> int:
+    address = array.__array_interface__["data"][0]
+    with open("/proc/self/smaps", encoding="ascii") as smaps:
+        lines = smaps.read().splitlines()
+    for k, line in enumerate(lines):
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            start, end = (int(part, 16) for part in fields[0].split("-"))
+            if start <= address < end:
+                rss = next(item for item in lines[k + 1:] if item.startswith("Rss:"))
+                return int(rss.split()[1]) // 4
+    raise AssertionError("no mapping holds the array")

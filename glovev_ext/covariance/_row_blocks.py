@@ -33,7 +33,7 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._dask import connected
-from .._memory import release_pages
+from .._memory import consecutive_rows, release_pages
 from .wls import WordFitter
 
 _TRIES_PER_BLOCK = 4  # a block lost with dying workers this often stops the pass
@@ -173,7 +173,4 @@ def _block_rows(matrix: sp.csr_matrix, block: np.ndarray) -> sp.csr_matrix:
     views of ``matrix``'s (nothing copied but the row pointers); else a copy."""
     if not block.size or block[-1] - block[0] + 1 != block.size:
         return matrix[block]
-    first, stop = int(block[0]), int(block[-1]) + 1
-    start, end = matrix.indptr[first], matrix.indptr[stop]
-    return sp.csr_matrix((matrix.data[start:end], matrix.indices[start:end], matrix.indptr[first:stop + 1] - start),
-                         shape=(stop - first, matrix.shape[1]), copy=False)
+    return consecutive_rows(matrix, int(block[0]), int(block[-1]) + 1)

@@ -26,8 +26,8 @@ from ..glove.trainer import check_training_params
 from .device import DeviceWordFitter
 from .factor import check_approximation, packed_size
 from .passes import covariance_pass, threaded_runner
-from .noise_scale import NoiseScale, compare_half_rows, noise_scale_from
-from .prior import free_row_posteriors, posterior_sweeps, row_optima, row_posteriors
+from .noise_scale import HalfComparison, NoiseScale, compare_half_rows, noise_scale_from
+from .prior import GaussianPrior, free_row_posteriors, posterior_sweeps, row_optima, row_posteriors
 from .refit import alternating_sweeps, check_point_estimate
 from .store import CovarianceStore, CovarianceStoreWriter
 from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors, residual_variances
@@ -637,21 +637,18 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
         if halves is not None:
             prior = optima.prior(self.prior_strength)
-            comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2, n_jobs=n_jobs,
-                                           client=client, device=self.device)
+            comparison = self._compare_halves(halves, prior, None, n_jobs, client)
             self.noise_scale_ = noise_scale_from(comparison)
             if not self.noise_scale_.is_identity:  # the statistic does not fall in proportion: compare again
                 logger.info("GloVe-V noise scale, first comparison: %s", self.noise_scale_)
-                rescaled = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
-                                             noise_scale=self.noise_scale_, n_jobs=n_jobs, client=client,
-                                             device=self.device)
-                self.noise_scale_ = self.noise_scale_.refined(rescaled)
+                self.noise_scale_ = self.noise_scale_.refined(
+                    self._compare_halves(halves, prior, self.noise_scale_, n_jobs, client))
             logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
                         self.noise_scale_)
         else:
             self.noise_scale_ = self.noise_scale if self.noise_scale is not None else NoiseScale.identity()
         if self.max_memory is not None:
-            trim_heap()  # what the halves' fits freed goes back before the store is built
+            trim_heap()  # what the prior's pass freed goes back before the store is built
         posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, optima=optima,
                                     noise_scale=self.noise_scale_, factor_dtype=factor_dtype,
                                     words=self.words_, path=None if storage == "memory" else storage,
@@ -663,6 +660,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                     "words (share of precision above 0.5)", posteriors.prior.n_rows, self.prior_strength,
                     int((posteriors.prior_share > 0.5).sum()), len(posteriors.prior_share))
         return posteriors.covariance
+
+    def _compare_halves(self, halves: tuple, prior: GaussianPrior, noise_scale: NoiseScale | None, n_jobs: int,
+                        client) -> HalfComparison:
+        comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
+                                       noise_scale=noise_scale, n_jobs=n_jobs, client=client, device=self.device)
+        if self.max_memory is not None:
+            trim_heap()  # the halves' fits go back before the next pass allocates its own
+        return comparison
 
 
 def _check_pretrained(pretrained, n_words: int, dim: int) -> GloVeParameters:

@@ -92,9 +92,19 @@ def cost_balanced_blocks(n_contexts: np.ndarray, dim: int, n_blocks: int) -> lis
     return [block for block in np.split(np.arange(n_contexts.size), bounds) if block.size]
 
 
-def n_blocks_for(n_words: int) -> int:
-    """Blocks of a pass: enough to balance workers and to lose little work when one dies."""
-    return max(16, min(512, n_words // 200))
+# The most bytes of results (factors) one block of a pass returns, where n_blocks_for is told a word's: the blocks in
+# flight and done but not yet used (up to 2 per thread or worker in each pass running) hold a few of these.
+_BLOCK_RESULT_BYTES = 16 << 20
+
+
+def n_blocks_for(n_words: int, result_bytes_per_word: int = 0) -> int:
+    """Blocks of a pass: enough to balance workers and to lose little work when one dies, and enough that a block's
+    results stay within 16 MiB where each word's are ``result_bytes_per_word`` (a D = 300 factor: 361 KB)."""
+    by_count = max(16, min(512, n_words // 200))
+    if result_bytes_per_word <= 0:
+        return by_count
+    rows_per_block = max(1, _BLOCK_RESULT_BYTES // result_bytes_per_word)
+    return max(by_count, -(-n_words // rows_per_block))
 
 
 def fit_block(factors_target: np.ndarray | str, block_matrix: sp.csr_matrix, context_vectors: np.ndarray,

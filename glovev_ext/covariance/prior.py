@@ -30,11 +30,12 @@ import scipy.sparse as sp
 from scipy.linalg import cho_solve, solve_triangular
 
 from .._checks import check_positive_float
+from .._memory import row_sums
 from ..glove import GloVeParameters
 from ._row_blocks import RowBlockMap
 from ._symmetry import transposed_rows
 from .device import DeviceWordFitter
-from .factor import Factor
+from .factor import Factor, packed_size
 from .passes import n_blocks_for
 from .store import CovarianceStore, CovarianceStoreWriter
 from .wls import WordFitter, Workspace
@@ -173,14 +174,15 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         optima = row_optima(fitter, biases, n_jobs, progress, client=client)
     optimum, prior = optima.optimum, optima.prior(strength, noise_scale)
     pooled = ~np.isfinite(optima.sigma2)
-    totals = np.asarray(fitter.cooccurrence.sum(axis=1)).ravel()
+    totals = row_sums(fitter.cooccurrence)
     sigma2 = pooled_sigma2(optima.sigma2, totals) * _scale_at(noise_scale, totals, pooled)
     dof = np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim).astype(np.float64)
     precision = prior.precision
     shift = precision @ prior.mean
     n_words, dim = optimum.shape
     mean, share = np.empty((n_words, dim)), np.empty(n_words)
-    blocks = np.array_split(np.arange(n_words), n_blocks_for(n_words))
+    factor_bytes = packed_size(dim) * np.dtype(np.float64).itemsize if covariances else 0
+    blocks = np.array_split(np.arange(n_words), n_blocks_for(n_words, factor_bytes))
     with RowBlockMap(n_jobs, client) as blocks_map, ExitStack() as stack:
         writer = None
         if covariances:
@@ -331,11 +333,12 @@ class FreeRows:
         matrix, dim = fitter.cooccurrence, fitter.dim
         n_rows = matrix.shape[0]
         self.n_contexts = fitter.n_contexts()
-        self.blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows))
+        factor_bytes = packed_size(dim) * np.dtype(np.float64).itemsize
+        self.blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows, factor_bytes))
         self.identified = self.n_contexts >= 2
         own = np.concatenate([np.empty(0), *blocks_map.map(_own_sigma2_block, fitter, self.blocks)])
         has_own = np.isfinite(own)
-        totals = np.asarray(matrix.sum(axis=1)).ravel()
+        totals = row_sums(matrix)
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
         self.sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own)
         self.dof = np.where(has_own, self.n_contexts - dim - 1, np.inf).astype(np.float64)
@@ -469,7 +472,7 @@ def row_optima(fitter: WordFitter, biases: np.ndarray, n_jobs: int, progress: bo
     The rows are fitted on ``n_jobs`` threads, or on the Dask cluster of ``client`` (the same numbers)."""
     n_words, dim = fitter.cooccurrence.shape[0], fitter.dim
     n_contexts = fitter.n_contexts()
-    bins = np.floor(np.log(np.maximum(np.asarray(fitter.cooccurrence.sum(axis=1)).ravel(), np.finfo(float).tiny))
+    bins = np.floor(np.log(np.maximum(row_sums(fitter.cooccurrence), np.finfo(float).tiny))
                     / NOISE_BIN_WIDTH).astype(np.int64)
     optimum, sigma2 = np.full((n_words, dim), np.nan), np.full(n_words, np.nan)
     frequent = n_contexts > FREQUENT_SPARE_RATIO * dim

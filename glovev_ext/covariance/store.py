@@ -590,8 +590,9 @@ class CovarianceStore(SaveLoad):
         self._cache.clear()
 
 
-# A file store's writer lets go of the pages it has written every this many factors.
-_RELEASE_EVERY_ROWS = 4096
+# A file store's writer lets go of the pages it has written every this many bytes of factors (a D = 300 store in
+# float32: every 185 factors).
+_RELEASE_EVERY_BYTES = 32 << 20
 
 
 class CovarianceStoreWriter:
@@ -633,6 +634,7 @@ class CovarianceStoreWriter:
         self._path = path
         self._file = None
         self._next_row = 0
+        self._release_every = max(1, _RELEASE_EVERY_BYTES // (self._row_width * np.dtype(factor_dtype).itemsize))
         self.store: CovarianceStore | None = None
 
     def __enter__(self) -> CovarianceStoreWriter:
@@ -657,7 +659,7 @@ class CovarianceStoreWriter:
         _put(self.factors[self._next_row], factor.packed)
         self.per_word.record(position, factor, self._next_row)
         self._next_row += 1
-        if self._path is not None and self._next_row % _RELEASE_EVERY_ROWS == 0:
+        if self._path is not None and self._next_row % self._release_every == 0:
             release_pages(self.factors)  # the rows written stay in the file (the page cache writes them back)
 
     def __exit__(self, exc_type, exc, traceback) -> bool:

@@ -11,24 +11,9 @@ import pytest
 
 import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
-from glovev_ext._memory import mapping_of, map_file, release_pages
+from glovev_ext._memory import mapping_of, map_file, release_pages, row_sums
 
 PARAMS = dict(window=6, min_count=2, chunk_size=10_000, progress=False)
-
-
-def resident_pages_of(array: np.ndarray) -> int:
-    """Pages of ``array`` resident in this process, from /proc/self/smaps (the mapping holding its first byte)."""
-    address = array.__array_interface__["data"][0]
-    with open("/proc/self/smaps", encoding="ascii") as smaps:
-        lines = smaps.read().splitlines()
-    for k, line in enumerate(lines):
-        fields = line.split()
-        if "-" in fields[0] and not fields[0].endswith(":"):
-            start, end = (int(part, 16) for part in fields[0].split("-"))
-            if start <= address < end:
-                rss = next(item for item in lines[k + 1:] if item.startswith("Rss:"))
-                return int(rss.split()[1]) // 4
-    raise AssertionError("no mapping holds the array")
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +33,7 @@ def test_a_spilled_matrix_is_mapped_from_deleted_files_with_the_same_values(para
     assert list(os.walk(private_tmpdir)) == [(str(private_tmpdir), [], [])]
 
 
-def test_releasing_drops_the_resident_pages_and_keeps_the_values(paragraphs):
+def test_releasing_drops_the_resident_pages_and_keeps_the_values(paragraphs, resident_pages_of):
     mapped = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs)
     before = mapped.data.tobytes()  # reads every page
     assert resident_pages_of(mapped.data) >= mapped.data.nbytes // 4096
@@ -58,6 +43,31 @@ def test_releasing_drops_the_resident_pages_and_keeps_the_values(paragraphs):
     in_memory = CooccurrenceVectorizer(**PARAMS).fit_transform(paragraphs)
     release_pages(in_memory, None)  # nothing to let go: left as it is
     assert in_memory.data.tobytes() == before
+
+
+def test_row_sums_read_a_span_of_rows_at_a_time_and_let_each_go(paragraphs, monkeypatch, resident_pages_of):
+    """The same bits as ``sum(axis=1)``, and no more than a span's pages resident when each span is let go."""
+    from glovev_ext import _memory
+    mapped = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs)
+    expected = np.asarray(mapped.sum(axis=1)).ravel()
+    release_pages(mapped)
+    monkeypatch.setattr(_memory, "_SUMMED_ENTRIES", 4096)
+    resident_at_release = []
+
+    def release(*holders):
+        resident_at_release.append(resident_pages_of(mapped.data) + resident_pages_of(mapped.indices))
+        release_pages(*holders)
+
+    monkeypatch.setattr(_memory, "release_pages", release)
+    sums = row_sums(mapped)
+    assert sums.dtype == expected.dtype and sums.tobytes() == expected.tobytes()
+    # A span's 12 pages of values and indices, and what the kernel reads around each page touched (16 pages).
+    whole_pages = (mapped.data.nbytes + mapped.indices.nbytes) // 4096
+    assert len(resident_at_release) >= mapped.nnz // 4096 > 20
+    assert 0 < max(resident_at_release) < whole_pages / 8
+    assert resident_pages_of(mapped.data) == 0
+    for rows in (mapped[:0], mapped[:1], mapped[:, :0]):  # no rows, one row, no columns: what sum gives
+        assert row_sums(rows).tobytes() == np.asarray(rows.sum(axis=1)).ravel().tobytes()
 
 
 def test_a_fit_of_a_mapped_matrix_is_the_fit_of_the_matrix_in_memory(paragraphs):
@@ -87,7 +97,7 @@ def test_a_truncated_file_is_named(tmp_path):
     assert map_file(path, np.int32, 0).size == 0
 
 
-def test_a_loaded_store_lets_go_of_the_pages_its_queries_read(tmp_path, paragraphs):
+def test_a_loaded_store_lets_go_of_the_pages_its_queries_read(tmp_path, paragraphs, resident_pages_of):
     fitted = glovev_ext.fit_corpus(paragraphs, CooccurrenceVectorizer(min_count=5, progress=False),
                                    glovev_ext.GloVeVEstimator(n_components=20, epochs=2, progress=False),
                                    calibrate_noise=False, progress=False, output=tmp_path / "model")

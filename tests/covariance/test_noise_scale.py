@@ -103,6 +103,37 @@ def test_a_refined_scale_takes_a_secant_step_through_both_comparisons(first, rat
     assert moved.own.factors == pytest.approx([first * ratio], rel=1e-12)
 
 
+def test_the_condition_of_a_difference_covariance_is_numpys_from_its_eigenvalues():
+    from glovev_ext.covariance.noise_scale import _symmetric_condition
+    rng = np.random.default_rng(5)
+    for dim in (1, 3, 40):
+        basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
+        for spectrum in (rng.uniform(1, 2, dim), np.logspace(0, -12, dim), np.linspace(-1.0, 2.0, dim) + 0.05):
+            matrix = (basis * spectrum) @ basis.T
+            matrix = (matrix + matrix.T) / 2
+            assert _symmetric_condition(matrix) == pytest.approx(np.linalg.cond(matrix), rel=1e-4)
+    assert _symmetric_condition(np.diag([1.0, 0.0])) == np.inf
+
+
+def test_comparisons_are_taken_in_order_with_a_bounded_number_waiting():
+    """The halves' comparisons run on threads: their results come back in block order, and no more than ``width``
+    blocks (each holding two blocks of factors) are submitted and not yet taken."""
+    from concurrent.futures import ThreadPoolExecutor
+    from glovev_ext.covariance.noise_scale import _in_order
+    submitted = []
+    with ThreadPoolExecutor(3) as pool:
+        def futures():
+            for k in range(10):
+                submitted.append(k)
+                yield pool.submit(lambda k=k: k * k)
+
+        taken = []
+        for result in _in_order(futures(), 4):
+            assert len(submitted) - len(taken) <= 4
+            taken.append(result)
+    assert taken == [k * k for k in range(10)]
+
+
 def test_the_shared_prior_difference_is_the_variance_of_two_posteriors_by_monte_carlo():
     rng = np.random.default_rng(1)
     dim, s2, n = 4, 0.5, 200_000

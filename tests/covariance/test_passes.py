@@ -41,6 +41,16 @@ def assert_same_store(store: CovarianceStore, reference: CovarianceStore, rtol=1
     np.testing.assert_allclose(np.asarray(store._factors), np.asarray(reference._factors), rtol=rtol, atol=0)
 
 
+def test_blocks_that_return_factors_hold_at_most_16_mib_of_them():
+    assert n_blocks_for(54_890) == 274 and n_blocks_for(100) == 16  # by count: balance and little work lost
+    factor_bytes = 300 * 301 // 2 * 8  # a D = 300 factor in float64
+    for n_words in (1, 45, 46, 2_000, 54_890):
+        blocks = np.array_split(np.arange(n_words), n_blocks_for(n_words, factor_bytes))
+        assert max(block.size for block in blocks) * factor_bytes <= 16 << 20
+        assert len(blocks) >= min(16, n_words) and sum(block.size for block in blocks) == n_words
+    assert n_blocks_for(54_890, 1275 * 8) == 274  # D = 50: the count's blocks are small enough already
+
+
 def test_dask_pass_equals_the_threaded_pass(model, client, tmp_path):
     X, fitted = model
     dask_model = GloVeVEstimator(30, pretrained=parameters(fitted), point_estimate="trained", backend="dask", client=client,
