@@ -98,8 +98,6 @@ def interval_widths(kv: KeyedVectorsWithVariance, confidence_level: float = 0.95
         pairs = [(keys[a], keys[b]) for a, b in sorted(chosen)]
         lower, upper = kv.similarity_tests(pairs, method="delta").conf_int(confidence_level=confidence_level).T
         widths.append(IntervalWidth(low, high, members.size, pairs, float(np.median((upper - lower) / 2))))
-        if kv.covariance_store is not None:
-            kv.covariance_store.release_pages()  # a memory-mapped store: the pages around each factor read
     return widths
 
 

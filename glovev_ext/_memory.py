@@ -5,7 +5,9 @@ A co-occurrence matrix counted under a memory budget keeps its column indices an
 mapped into memory (:func:`map_file`): the operating system reads them in as they are used. The
 pages read stay in the process's resident set until memory runs short, so a pass over the whole
 matrix would show the whole matrix as resident; :func:`release_pages` drops them from this process
-(they stay in the page cache, and are read back if used again), which passes call after each block.
+(they stay in the page cache, and are read back if used again), which passes call after each block;
+scattered reads of small parts, such as a statistic's words' factors, are counted with
+:func:`count_read`, which lets go every so many reads.
 :func:`trim_heap` hands the C heap's free memory back to the operating system after a stage that
 allocated and freed many blocks (counting), which glibc otherwise keeps for the process.
 """
@@ -67,6 +69,29 @@ def mapping_of(array: np.ndarray) -> mmap.mmap | None:
     return base if isinstance(base, mmap.mmap) and base in _FILE_MAPPINGS else None
 
 
+# Reads of each file mapping since its pages were last let go (count_read).
+_READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# A read maps a whole folio of the file, up to 2 MiB, around it: 16 reads hold at most 32 MiB.
+_RELEASE_EVERY_READS = 16
+
+
+def count_read(array: np.ndarray) -> None:
+    """Count a read of a memory-mapped ``array`` (an array in memory: nothing) and let go of its mapping's pages
+    every :data:`_RELEASE_EVERY_READS` reads.
+
+    For scattered reads of small parts of a large file, such as a statistic's few hundred words'
+    factors: the kernel maps a whole folio (up to 2 MiB) of the file around each part read, so
+    the reads would keep up to 2 MiB each resident. Reads close together share a folio until the
+    release, so reading a file in order costs one fault per folio per release, not one per read.
+    """
+    mapping = mapping_of(array)
+    if mapping is None:
+        return
+    _READS[mapping] = _READS.get(mapping, 0) + 1
+    if _READS[mapping] >= _RELEASE_EVERY_READS:
+        release_pages(array)
+
+
 def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
     """Drop the pages of the memory-mapped arrays in ``holders`` from this process's resident set.
 
@@ -81,6 +106,7 @@ def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
             mapping = mapping_of(array) if isinstance(array, np.ndarray) else None
             if mapping is not None and not mapping.closed and _DONT_NEED is not None:
                 mapping.madvise(_DONT_NEED)
+                _READS.pop(mapping, None)
 
 
 def consecutive_rows(matrix: sp.csr_matrix, first: int, stop: int) -> sp.csr_matrix:

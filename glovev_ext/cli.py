@@ -689,9 +689,8 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
     fitted = None
     trim_heap()
     kv, _ = load_model(directory)
-    for title, part in report_parts(kv):
+    for title, part in report_parts(kv):  # the mapped store lets go of the pages of each factor read
         _report_part(title, part)
-        kv.covariance_store.release_pages()  # what the part read of the store, memory-mapped
     probe = next((w for w in PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
     _say(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  "
          f"(or glovev neighbors {directory} {probe})")

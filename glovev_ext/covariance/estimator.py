@@ -647,7 +647,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                         self.noise_scale_)
         else:
             self.noise_scale_ = self.noise_scale if self.noise_scale is not None else NoiseScale.identity()
-        if self.max_memory is not None:
+        if self.max_memory is not None and halves is None:  # with halves, each comparison has handed it back
             trim_heap()  # what the prior's pass freed goes back before the store is built
         posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, optima=optima,
                                     noise_scale=self.noise_scale_, factor_dtype=factor_dtype,

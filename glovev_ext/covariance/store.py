@@ -13,7 +13,7 @@ from gensim.utils import SaveLoad
 from threadpoolctl import threadpool_limits
 
 from .._checks import resolve_n_jobs
-from .._memory import mapping_of, release_pages
+from .._memory import count_read, mapping_of, release_pages
 from .factor import (EXACT, KIND_NAMES, PENDING, PSEUDO_INVERSE, UNDEFINED, Factor, check_approximation,
                      check_form, leading_count, packed_size, stored_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
@@ -297,6 +297,7 @@ class CovarianceStore(SaveLoad):
             words = indices[positions]
             out[positions] = variances(self._kind[words], self._factors[self._factor_row[words]], self._dim,
                                        self._rank[words], self._sigma2[words])
+            release_pages(self._factors)  # a memory-mapped store: the chunk's pages go before the next is read
         return out
 
     def quad_form(self, key: int | str, g: np.ndarray) -> float:
@@ -404,7 +405,7 @@ class CovarianceStore(SaveLoad):
             ranks = np.full(words.size, keep, np.int64)
         else:
             counted = _per_chunk(words, threads, lambda chunk: [
-                leading_count(self._factor(int(i)).eigenvalues(), keep, dim) for i in chunk], self)
+                leading_count(self._factor(int(i)).eigenvalues(), keep, dim) for i in chunk])
             ranks = np.array([k for part in counted for k in part], np.int64)
         own = np.array([stored_size(int(kind), dim, int(rank)) for kind, rank in
                         zip(self._kind[words], self._rank[words])], np.int64)
@@ -416,7 +417,7 @@ class CovarianceStore(SaveLoad):
             writer.per_word.n_contexts[:] = self._n_contexts
             writer.per_word.condition[:] = self._condition
             for chunk, factors in zip(_chunks(words), _per_chunk(words, threads, lambda chunk: [
-                    self._factor(int(i)).approximated(k_of[int(i)], form) for i in chunk], self)):
+                    self._factor(int(i)).approximated(k_of[int(i)], form) for i in chunk])):
                 for position, factor in zip(chunk, factors):
                     writer.add(int(position), factor)
         return writer.store
@@ -472,9 +473,9 @@ class CovarianceStore(SaveLoad):
         return [*restores, (self, {"_factors": factors})]
 
     def release_pages(self) -> None:
-        """Drop the pages of memory-mapped factors that queries have read from this process's resident set (they
-        stay in the page cache; a store in memory is left as it is). A loaded model maps its store: reading
-        many words' covariances brings in pages around each, which this lets go of."""
+        """Drop the pages of memory-mapped factors from this process's resident set (they stay in the page cache; a
+        store in memory is left as it is). A loaded model maps its store; a word's factor or covariance, and the
+        variances, let go of the pages they read already, so this is for pages read otherwise."""
         release_pages(self._factors)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -546,9 +547,12 @@ class CovarianceStore(SaveLoad):
         if kind == UNDEFINED:
             raise UndefinedCovarianceError(f"{self._describe(i)} has no covariance: it has {self.missing_reason(i)}")
         if self._fitter is None:
-            return Factor.of_stored(kind, self._factors[self._factor_row[i]], self._dim, int(self._rank[i]),
-                                    float(self._sigma2[i]), float(self._dof[i]), int(self._understated[i]),
-                                    int(self._approximation[i]))
+            row = self._factors[self._factor_row[i]]
+            if mapping_of(self._factors) is not None:  # a copy of its own, so the pages read can go
+                row = np.array(row, dtype=np.float64)
+                count_read(self._factors)
+            return Factor.of_stored(kind, row, self._dim, int(self._rank[i]), float(self._sigma2[i]),
+                                    float(self._dof[i]), int(self._understated[i]), int(self._approximation[i]))
         with self._lock:
             cached = self._cache.get(i)
             if cached is not None:
@@ -679,14 +683,11 @@ def _chunks(words: np.ndarray) -> list[np.ndarray]:
     return np.array_split(words, max(1, -(-words.size // _APPROXIMATION_CHUNK)))
 
 
-def _per_chunk(words: np.ndarray, threads: int, work: Callable, store: CovarianceStore) -> Iterator:
-    """``work(chunk)`` for each chunk of ``words``, in order, on ``threads`` threads of one BLAS thread each; the
-    store lets go of the pages each chunk read (a memory-mapped store)."""
+def _per_chunk(words: np.ndarray, threads: int, work: Callable) -> Iterator:
+    """``work(chunk)`` for each chunk of ``words``, in order, on ``threads`` threads of one BLAS thread each."""
     def run(chunk: np.ndarray):
         with threadpool_limits(limits=1, user_api="blas"):
-            out = work(chunk)
-        store.release_pages()
-        return out
+            return work(chunk)
 
     if threads == 1:
         yield from map(run, _chunks(words))

@@ -11,7 +11,8 @@ import pytest
 
 import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
-from glovev_ext._memory import mapping_of, map_file, release_pages, row_sums
+from glovev_ext import _memory
+from glovev_ext._memory import count_read, mapping_of, map_file, release_pages, row_sums
 
 PARAMS = dict(window=6, min_count=2, chunk_size=10_000, progress=False)
 
@@ -45,9 +46,32 @@ def test_releasing_drops_the_resident_pages_and_keeps_the_values(paragraphs, res
     assert in_memory.data.tobytes() == before
 
 
+def test_reads_counted_let_the_pages_go_every_so_many_and_a_release_starts_the_count_again(
+        paragraphs, resident_pages_of, monkeypatch):
+    monkeypatch.setattr(_memory, "_RELEASE_EVERY_READS", 3)
+    values = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs).data
+    release_pages(values)
+    pages = values.nbytes // 4096
+    assert pages >= 8
+    resident_after = []
+    for k in range(7):  # each read touches a page of its own
+        float(values[k * (pages // 8) * 512])
+        count_read(values)
+        resident_after.append(resident_pages_of(values))
+    assert [count == 0 for count in resident_after] == [False, False, True, False, False, True, False]
+    release_pages(values)  # the seventh read's count starts over: two more reads keep their pages
+    for k in range(2):
+        float(values[k * 512])
+        count_read(values)
+        assert resident_pages_of(values) > 0
+    counted = len(_memory._READS)
+    for _ in range(5):
+        count_read(np.arange(10.0))  # an array in memory: nothing to count or let go
+    assert len(_memory._READS) == counted
+
+
 def test_row_sums_read_a_span_of_rows_at_a_time_and_let_each_go(paragraphs, monkeypatch, resident_pages_of):
     """The same bits as ``sum(axis=1)``, and no more than a span's pages resident when each span is let go."""
-    from glovev_ext import _memory
     mapped = CooccurrenceVectorizer(max_memory="100K", **PARAMS).fit_transform(paragraphs)
     expected = np.asarray(mapped.sum(axis=1)).ravel()
     release_pages(mapped)
@@ -97,26 +121,34 @@ def test_a_truncated_file_is_named(tmp_path):
     assert map_file(path, np.int32, 0).size == 0
 
 
-def test_a_loaded_store_lets_go_of_the_pages_its_queries_read(tmp_path, paragraphs, resident_pages_of):
+def test_a_loaded_store_lets_go_of_the_pages_of_the_factors_it_reads(tmp_path, paragraphs, resident_pages_of,
+                                                                     monkeypatch):
+    monkeypatch.setattr(_memory, "_RELEASE_EVERY_READS", 4)
     fitted = glovev_ext.fit_corpus(paragraphs, CooccurrenceVectorizer(min_count=5, progress=False),
                                    glovev_ext.GloVeVEstimator(n_components=20, epochs=2, progress=False),
                                    calibrate_noise=False, progress=False, output=tmp_path / "model")
     kv, _ = glovev_ext.load_model(tmp_path / "model")
-    store = kv.covariance_store
+    store, in_memory = kv.covariance_store, fitted.keyed_vectors.covariance_store
     assert mapping_of(store._factors) is not None  # saved beside the pickle (large enough), and mapped
+    assert mapping_of(in_memory._factors) is None
     words = [word for word in kv.index_to_key if kv.has_covariance(word)]
-    before = [kv.covariance(word) for word in words]
+    for k, word in enumerate(words, 1):  # the in-memory store's factor; every fourth read lets the pages go
+        assert kv.covariance(word).tobytes() == fitted.keyed_vectors.covariance(word).tobytes()
+        assert (resident_pages_of(store._factors) == 0) == (k % 4 == 0), k
+    store.release_pages()
+    factor = kv.covariance_factor(words[0])
+    assert mapping_of(factor.packed) is None  # its own copy, not a view the next read would let go
+    np.testing.assert_array_equal(kv.covariance_store.diagonal(), in_memory.diagonal())
+    assert resident_pages_of(store._factors) == 0
+    np.sum(store._factors[: len(words) // 2])  # read without the store: its pages stay until let go
     assert resident_pages_of(store._factors) > 0
     store.release_pages()
     assert resident_pages_of(store._factors) == 0
-    for word, covariance in zip(words, before):
-        assert kv.covariance(word).tobytes() == covariance.tobytes()
-    fitted.keyed_vectors.covariance_store.release_pages()  # a store in memory: left as it is
-    assert fitted.keyed_vectors.covariance(words[0]).tobytes() == before[0].tobytes()
+    in_memory.release_pages()  # a store in memory: left as it is
+    assert fitted.keyed_vectors.covariance(words[0]).tobytes() == kv.covariance(words[0]).tobytes()
 
 
 def test_trimming_the_heap_works_with_or_without_glibc(monkeypatch, caplog):
-    from glovev_ext import _memory
     _memory.trim_heap()
     monkeypatch.setattr(_memory.ctypes.util, "find_library", lambda name: None)
     with caplog.at_level("DEBUG", logger="glovev_ext._memory"):

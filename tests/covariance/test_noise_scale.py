@@ -197,6 +197,30 @@ def test_the_estimator_scales_each_rows_s2_and_the_priors_noise_by_its_total(pos
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("with_halves", [True, False])
+def test_under_a_budget_the_heap_goes_back_after_each_comparison_and_before_the_posteriors_once(
+        posterior_model, embedded_cooccurrence, halves, monkeypatch, with_halves):
+    from glovev_ext.covariance import estimator as module
+    events = []
+
+    def recorded(name, function):
+        def call(*args, **kwargs):
+            events.append(name)
+            return function(*args, **kwargs)
+        return call
+
+    for name in ("trim_heap", "compare_half_rows", "row_posteriors"):
+        monkeypatch.setattr(module, name, recorded(name, getattr(module, name)))
+    model = clone(posterior_model).set_params(max_memory="1G")
+    model.fit(embedded_cooccurrence, halves=halves if with_halves else None)
+    n_comparisons = 1 + (with_halves and not model.noise_scale_.is_identity)
+    expected = ["compare_half_rows", "trim_heap"] * n_comparisons if with_halves else ["trim_heap"]
+    assert events == [*expected, "row_posteriors"]
+    events.clear()
+    clone(posterior_model).fit(embedded_cooccurrence, halves=halves if with_halves else None)
+    assert "trim_heap" not in events  # no budget: the heap is left to the C library
+
+
 def test_the_prior_takes_out_the_scaled_noise(posterior_model, embedded_cooccurrence):
     from glovev_ext.covariance.wls import WordFitter
     from glovev_ext.covariance.prior import row_optima
