@@ -689,7 +689,7 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
     fitted = None
     trim_heap()
     kv, _ = load_model(directory)
-    for title, part in report_parts(kv):  # the mapped store lets go of the pages of each factor read
+    for title, part in report_parts(kv):  # the mapped store lets go of the pages of the factors it reads
         _report_part(title, part)
     probe = next((w for w in PROBE_WORDS if w in kv.key_to_index), kv.index_to_key[0] if len(kv) else "WORD")
     _say(f"next: glovev similarity {directory} {probe} {_partner(kv, probe)}  "

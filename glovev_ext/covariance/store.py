@@ -474,8 +474,9 @@ class CovarianceStore(SaveLoad):
 
     def release_pages(self) -> None:
         """Drop the pages of memory-mapped factors from this process's resident set (they stay in the page cache; a
-        store in memory is left as it is). A loaded model maps its store; a word's factor or covariance, and the
-        variances, let go of the pages they read already, so this is for pages read otherwise."""
+        store in memory is left as it is). A loaded model maps its store; reading words' factors or covariances lets
+        go of the pages every 16 words, and the variances after each chunk, so this is for the last few words'
+        pages, or pages read otherwise."""
         release_pages(self._factors)
 
     def save(self, path: str | os.PathLike) -> None:
