@@ -1,4 +1,4 @@
-"""Do the halves' comparisons pay for threads of their own? The comparison pass timed at 1, 2, ... threads against
+"""Do the halves' comparisons pay for running on threads? The comparison pass timed at 1, 2, ... threads against
 the most a pass that compared in its main thread could gain.
 
 Usage: python bench/compare_threads.py [--corpus embedded|gutenberg_us_10m|gutenberg_us_31m] [--n-components 300]
@@ -6,15 +6,16 @@ Usage: python bench/compare_threads.py [--corpus embedded|gutenberg_us_10m|guten
 
 The corpus and two random halves of its documents are counted, GloVe is trained for one epoch, and
 the prior comes from the most frequent ``--words`` rows' optima. ``--words`` rows drawn at random
-(seed 0) across the vocabulary are then compared between the halves (``compare_half_rows``, whose
-comparisons run on ``n_jobs`` threads of their own) at each ``--threads``. The same rows are also
-timed in parts on one thread: both halves' posteriors alone (``F``, ``free_row_posteriors``) and
-then each word's comparison written out (``C``: both dense covariances, the shared-prior
-difference, its eigenvalues and a solve, the pass's work per word); ``F + C`` is the pass's work on
-one thread, the baseline of the speed-ups. A pass that compared in its main thread while the pool fitted could
-not take less than ``C``, so its speed-up over one thread is at most ``(F + C) / C``, whatever the
-number of cores; the comparison threads pay where the measured speed-up at ``n`` threads passes
-that bound, or where cores are many enough to pass it (``n > (F + C) / C``).
+(seed 0) across the vocabulary are then compared between the halves (``compare_half_rows``,
+whose comparisons run on the fits' ``n_jobs`` threads, queued between their blocks) at each
+``--threads``. The same rows are also timed in parts on one thread: both halves' posteriors alone
+(``F``, ``free_row_posteriors``) and then each word's comparison written out (``C``: both dense
+covariances, the shared-prior difference, its eigenvalues and a solve, the pass's work per word);
+``F + C`` is the pass's work on one thread, the baseline of the speed-ups. A pass that compared in
+its main thread while the pool fitted could not take less than ``C``, so its speed-up over one
+thread is at most ``(F + C) / C``, whatever the number of cores; comparing on the threads pays
+where the measured speed-up at ``n`` threads passes that bound, or where cores are many enough to
+pass it (``n > (F + C) / C``).
 """
 
 from __future__ import annotations

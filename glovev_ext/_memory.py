@@ -75,21 +75,20 @@ _READS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _RELEASE_EVERY_READS = 16
 
 
-def count_read(array: np.ndarray) -> None:
-    """Count a read of a memory-mapped ``array`` (an array in memory: nothing) and let go of its mapping's pages
-    every :data:`_RELEASE_EVERY_READS` reads.
+def count_read(mapping: mmap.mmap | None) -> None:
+    """Count a read of the file mapping ``mapping`` (:func:`mapping_of` an array read; None, an array in memory:
+    nothing) and let go of its pages every :data:`_RELEASE_EVERY_READS` reads.
 
     For scattered reads of small parts of a large file, such as a statistic's few hundred words'
     factors: the kernel maps a whole folio (up to 2 MiB) of the file around each part read, so
     the reads would keep up to 2 MiB each resident. Reads close together share a folio until the
     release, so reading a file in order costs one fault per folio per release, not one per read.
     """
-    mapping = mapping_of(array)
     if mapping is None:
         return
     _READS[mapping] = _READS.get(mapping, 0) + 1
     if _READS[mapping] >= _RELEASE_EVERY_READS:
-        release_pages(array)
+        _let_go(mapping)
 
 
 def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
@@ -104,9 +103,15 @@ def release_pages(*holders: sp.spmatrix | np.ndarray | None) -> None:
                                                                    getattr(holder, "indices", None))
         for array in arrays:
             mapping = mapping_of(array) if isinstance(array, np.ndarray) else None
-            if mapping is not None and not mapping.closed and _DONT_NEED is not None:
-                mapping.madvise(_DONT_NEED)
-                _READS.pop(mapping, None)
+            if mapping is not None:
+                _let_go(mapping)
+
+
+def _let_go(mapping: mmap.mmap) -> None:
+    """Drop ``mapping``'s pages from this process's resident set and start its count of reads again."""
+    if not mapping.closed and _DONT_NEED is not None:
+        mapping.madvise(_DONT_NEED)
+        _READS.pop(mapping, None)
 
 
 def consecutive_rows(matrix: sp.csr_matrix, first: int, stop: int) -> sp.csr_matrix:

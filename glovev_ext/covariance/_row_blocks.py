@@ -16,7 +16,9 @@ in that order gets the same numbers on threads and on Dask:
 
 BLAS runs on one thread in this process while the map is entered (the callers' work between
 blocks is on small matrices too). At most ``2 n`` blocks (``n`` threads or workers) are in
-flight at a time, so only their rows and results are held.
+flight at a time, so only their rows and results are held. A caller's own work on the blocks'
+results goes to :meth:`RowBlockMap.submit_here`: on threads, the map's own ``n_jobs`` threads, so
+that the fits and that work share them rather than each taking ``n_jobs``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import CancelledError, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from contextlib import ExitStack
 
 import numpy as np
@@ -58,6 +60,7 @@ class RowBlockMap:
         self.n_jobs = max(1, int(n_jobs))
         self.client = client
         self._stack = ExitStack()
+        self._pool: ThreadPoolExecutor | None = None
 
     def __enter__(self) -> RowBlockMap:
         # One BLAS thread for the caller's own small-matrix work between blocks too (on threads, for the pool's).
@@ -66,12 +69,24 @@ class RowBlockMap:
             self._active = self._stack.enter_context(connected(self.client, self.n_jobs))
             self._width = max(1, len(self._active.scheduler_info().get("workers", {})))
         else:
-            self._pool = self._stack.enter_context(ThreadPoolExecutor(self.n_jobs, thread_name_prefix="glovev-rows"))
+            self._threads()
             self._width = self.n_jobs
         return self
 
     def __exit__(self, *exc) -> None:
         self._stack.close()
+        self._pool = None
+
+    def submit_here(self, function: Callable, *arguments) -> Future:
+        """``function(*arguments)`` on this process's threads: the map's own on threads (queued behind the blocks
+        submitted before it), ``n_jobs`` threads of their own on Dask."""
+        return self._threads().submit(function, *arguments)
+
+    def _threads(self) -> ThreadPoolExecutor:
+        """This process's ``n_jobs`` threads, started at the first call while the map is entered."""
+        if self._pool is None:
+            self._pool = self._stack.enter_context(ThreadPoolExecutor(self.n_jobs, thread_name_prefix="glovev-rows"))
+        return self._pool
 
     def map(self, function: Callable, fitter: WordFitter, blocks: Sequence[np.ndarray],
             per_block: BlockArguments | None = None, shared: tuple = (), *, description: str = "",
@@ -135,7 +150,7 @@ class RowBlockMap:
             def run(block: np.ndarray, arguments: tuple):
                 return function(fitter.for_rows(_block_rows(matrix, block), block), *arguments, *shared)
 
-            return lambda block, arguments: self._pool.submit(run, block, arguments)
+            return lambda block, arguments: self._threads().submit(run, block, arguments)
 
         if type(fitter) is not WordFitter:
             raise ValueError(f"a {type(fitter).__name__} fits rows in this process; on a Dask cluster rows are fitted "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,7 +189,8 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
         As for :func:`~glovev_ext.covariance.prior.free_row_posteriors` (a scale to check on other
         halves than the ones it was calibrated on; None to calibrate one).
     n_jobs : int, default=1
-        Threads of the halves' fits, and threads of their comparisons.
+        Threads of the halves' fits and of their comparisons, shared (on Dask, this machine's threads of the
+        comparisons).
     client : dask.distributed.Client or str, optional
         Fit the halves' rows on this Dask cluster instead (the same numbers; the comparisons stay on
         this machine's threads).
@@ -205,15 +206,15 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     kept, wald, expected = [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
     # The comparisons (an eigenvalue problem per word: at D = 300, 73 % of the pass's work, bench/compare_threads.py)
-    # run on threads of their own.
-    with RowBlockMap(n_jobs, client) as blocks_map, ThreadPoolExecutor(n_jobs, "glovev-halves") as comparing:
+    # run on the fits' threads, queued between their blocks.
+    with RowBlockMap(n_jobs, client) as blocks_map:
         fits = [FreeRows(DeviceWordFitter.of(WordFitter(rows, **fitter_options), device, None), prior,
                          fallback_sigma2, noise_scale, blocks_map) for rows in halves]
 
         def comparisons() -> Iterator[Future]:
             for block, block_a, block_b in zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks()):
                 release_pages(*halves)
-                yield comparing.submit(_compare_block, block, block_a, block_b, fits[0].dof, fits[1].dof,
+                yield blocks_map.submit_here(_compare_block, block, block_a, block_b, fits[0].dof, fits[1].dof,
                                        prior.precision)
 
         for block_kept, block_wald, block_expected in _in_order(comparisons(), 2 * max(1, n_jobs)):

@@ -549,9 +549,10 @@ class CovarianceStore(SaveLoad):
             raise UndefinedCovarianceError(f"{self._describe(i)} has no covariance: it has {self.missing_reason(i)}")
         if self._fitter is None:
             row = self._factors[self._factor_row[i]]
-            if mapping_of(self._factors) is not None:  # a copy of its own, so the pages read can go
+            mapping = mapping_of(self._factors)
+            if mapping is not None:  # a copy of its own, so the pages read can go
                 row = np.array(row, dtype=np.float64)
-                count_read(self._factors)
+                count_read(mapping)
             return Factor.of_stored(kind, row, self._dim, int(self._rank[i]), float(self._sigma2[i]),
                                     float(self._dof[i]), int(self._understated[i]), int(self._approximation[i]))
         with self._lock:

@@ -56,17 +56,17 @@ def test_reads_counted_let_the_pages_go_every_so_many_and_a_release_starts_the_c
     resident_after = []
     for k in range(7):  # each read touches a page of its own
         float(values[k * (pages // 8) * 512])
-        count_read(values)
+        count_read(mapping_of(values))
         resident_after.append(resident_pages_of(values))
     assert [count == 0 for count in resident_after] == [False, False, True, False, False, True, False]
     release_pages(values)  # the seventh read's count starts over: two more reads keep their pages
     for k in range(2):
         float(values[k * 512])
-        count_read(values)
+        count_read(mapping_of(values))
         assert resident_pages_of(values) > 0
     counted = len(_memory._READS)
     for _ in range(5):
-        count_read(np.arange(10.0))  # an array in memory: nothing to count or let go
+        count_read(mapping_of(np.arange(10.0)))  # an array in memory: nothing to count or let go
     assert len(_memory._READS) == counted
 
 
