@@ -99,25 +99,67 @@ def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:
         raise ValueError(f"{name} must be square (words x words), got shape {matrix.shape}")
     if matrix.shape[0] == 0:
         raise ValueError(f"{name} is empty: shape {matrix.shape}")
-    bad = ~np.isfinite(matrix.data)
-    if bad.any():
-        row, col = _entry_position(matrix, int(np.flatnonzero(bad)[0]))
-        raise ValueError(f"{name} holds {int(bad.sum())} NaN or infinite entries, "
-                         f"the first at ({row}, {col}): {matrix.data[bad][0]}")
-    negative = matrix.data < 0
-    if negative.any():
-        row, col = _entry_position(matrix, int(np.flatnonzero(negative)[0]))
-        raise ValueError(f"Negative values in data: {name} holds {int(negative.sum())} negative entries, "
-                         f"the first at ({row}, {col}): {matrix.data[negative][0]}")
-    if not matrix.has_canonical_format or not matrix.data.all():
+    non_finite, negative, zero, canonical = _scan_entries(matrix)
+    if non_finite.count:
+        row, col = _entry_position(matrix, non_finite.first)
+        raise ValueError(f"{name} holds {non_finite.count} NaN or infinite entries, "
+                         f"the first at ({row}, {col}): {matrix.data[non_finite.first]}")
+    if negative.count:
+        row, col = _entry_position(matrix, negative.first)
+        raise ValueError(f"Negative values in data: {name} holds {negative.count} negative entries, "
+                         f"the first at ({row}, {col}): {matrix.data[negative.first]}")
+    if not canonical or zero.count:
         if sp.issparse(X):
             matrix = matrix.copy()  # the caller's matrix is left as it was
         matrix.sum_duplicates()
         matrix.eliminate_zeros()
+    else:
+        matrix.has_canonical_format = True  # what the scan found (scipy would read every column index again)
     if matrix.nnz == 0:
         raise ValueError(f"{name} has no positive entry: there is nothing to fit")
-    release_pages(matrix)  # the checks read every value: a matrix mapped from disk lets go of those pages
+    release_pages(matrix)
     return matrix
+
+
+# Entries the check reads at a time: of a matrix mapped from disk, at most their pages are resident at once.
+_SCAN_ENTRIES = 1 << 22
+
+
+class _Tally:
+    """Entries of one kind found by a scan: how many, and the position of the first (-1 for none)."""
+
+    def __init__(self):
+        self.count, self.first = 0, -1
+
+    def add(self, found: np.ndarray, offset: int) -> None:
+        """Count the true entries of the chunk ``found`` that starts at entry ``offset``."""
+        n = int(np.count_nonzero(found))
+        if n and self.first < 0:
+            self.first = offset + int(np.argmax(found))
+        self.count += n
+
+
+def _scan_entries(matrix: sp.csr_matrix) -> tuple[_Tally, _Tally, _Tally, bool]:
+    """NaN or infinite entries, negative ones, zeros, and whether every row's columns strictly increase: read
+    :data:`_SCAN_ENTRIES` entries at a time (whole rows), each chunk's pages let go of before the next is read."""
+    non_finite, negative, zero, canonical = _Tally(), _Tally(), _Tally(), True
+    indptr, n_rows, start = matrix.indptr, matrix.shape[0], 0
+    while start < n_rows:
+        stop = min(n_rows, max(start + 1, int(np.searchsorted(indptr, indptr[start] + _SCAN_ENTRIES, "right")) - 1))
+        first, last = int(indptr[start]), int(indptr[stop])
+        values = matrix.data[first:last]
+        non_finite.add(~np.isfinite(values), first)
+        negative.add(values < 0, first)
+        zero.add(values == 0, first)
+        if canonical and last - first > 1:
+            steps = np.diff(matrix.indices[first:last])
+            # the step into each row's first column may go down (rows are not compared with each other)
+            row_starts = indptr[start + 1:stop] - first - 1
+            steps[row_starts[(row_starts >= 0) & (row_starts < steps.size)]] = 1
+            canonical = bool((steps > 0).all())
+        release_pages(matrix)
+        start = stop
+    return non_finite, negative, zero, canonical
 
 
 def _entry_position(matrix: sp.csr_matrix, k: int) -> tuple[int, int]:
