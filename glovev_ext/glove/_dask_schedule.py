@@ -32,6 +32,7 @@ from ._entry_blocks import word_groups
 logger = logging.getLogger(__name__)
 
 _TRIES_PER_EPOCH = 4  # an epoch that loses its data to dying workers this often stops training
+_WORKER_WAIT_S = 60  # a cluster left without workers is waited on this long (nannies restart the ones that died)
 
 
 def _run_block(row_before: tuple, context: np.ndarray, entries: tuple, block: int, seed: int, learning_rate: float,
@@ -93,7 +94,14 @@ class DaskBlockSchedule:
     def _live_workers(self) -> list[str]:
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         if not workers:
-            raise RuntimeError("the Dask cluster has no workers to train on")
+            try:
+                self.client.wait_for_workers(1, timeout=_WORKER_WAIT_S)
+                workers = sorted(self.client.scheduler_info().get("workers", {}))
+            except TimeoutError:
+                pass
+        if not workers:
+            raise RuntimeError(f"the Dask cluster has no workers to train on (none came back within "
+                               f"{_WORKER_WAIT_S} s)")
         return workers
 
     def _row_group_blocks(self, r: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:

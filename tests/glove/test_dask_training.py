@@ -77,6 +77,38 @@ def test_a_worker_killed_mid_training_is_survived(dask_client, cooccurrence, wor
     assert_same_bits(trained, reference)
 
 
+def test_a_cluster_left_without_workers_for_a_moment_is_waited_on(dask_client, cooccurrence, monkeypatch):
+    """Where every worker has died, training waits for the nannies to bring one back (the scheduler sees none
+    for a moment), then goes on; a cluster that stays empty is an error naming the wait."""
+    from glovev_ext.glove import _dask_schedule
+    reference = train_glove(cooccurrence, 4, epochs=1, random_state=2, n_jobs=1, progress=False)
+    seen, empty_answers, waits = dask_client.scheduler_info, [1], []
+
+    def scheduler_info(*args, **kwargs):
+        if empty_answers[0]:
+            empty_answers[0] -= 1
+            return {"workers": {}}
+        return seen(*args, **kwargs)
+
+    def wait_for_workers(n_workers, timeout=None):
+        waits.append((n_workers, timeout))
+
+    monkeypatch.setattr(dask_client, "scheduler_info", scheduler_info)
+    monkeypatch.setattr(dask_client, "wait_for_workers", wait_for_workers)
+    trained = train_glove(cooccurrence, 4, epochs=1, random_state=2, backend="dask", client=dask_client,
+                          progress=False)
+    assert_same_bits(trained, reference)
+    assert waits == [(1, _dask_schedule._WORKER_WAIT_S)] and not empty_answers[0]
+
+    def never_back(n_workers, timeout=None):
+        raise distributed.client.WorkerStartTimeoutError(0, n_workers, timeout)
+
+    empty_answers[0] = 10**6
+    monkeypatch.setattr(dask_client, "wait_for_workers", never_back)
+    with pytest.raises(RuntimeError, match="no workers to train on \\(none came back within 60 s\\)"):
+        train_glove(cooccurrence, 4, epochs=1, backend="dask", client=dask_client, progress=False)
+
+
 def test_an_epoch_that_keeps_losing_its_data_stops_training_naming_it(dask_client, cooccurrence, monkeypatch):
     tries = []
 
