@@ -1,19 +1,24 @@
 """Counting and training a synthetic corpus under a memory budget: wall time and exact peak memory per stage.
 
-Usage: python bench/synthetic_corpus.py [--tokens 1e9] [--types 1000000] [--max-memory 6G]
+Usage: python bench/synthetic_corpus.py [--tokens 1e9] [--types 1000000] [--exponent 1.0] [--max-memory 6G]
 [--n-components 100] [--epochs 1] [--n-jobs -1] [--seed 0]
 
 The corpus is generated on the fly, the same every time for a seed: documents whose lengths are
 log-normal (median 90 tokens, mean about 150, as paragraphs are), tokens drawn independently from
-a Zipf law (exponent 1) over ``--types`` word types named ``w0, w1, ...`` (w0 the most frequent).
+a Zipf law (rank ``r`` with probability proportional to ``r ** -exponent``) over ``--types`` word
+types named ``w0, w1, ...`` (w0 the most frequent).
 Nothing of it is held but the document in hand. Two stages run in this process, each under
 ``--max-memory``: counting (``CooccurrenceVectorizer(max_memory=...).fit_transform``: one read
 of the corpus, partial counts spilled to TMPDIR, the matrix memory-mapped) and training
 (``train_glove(max_memory=...)``: the entries in a file, one block per thread in memory). Each
 stage's peak resident set is exact: ``VmHWM`` of /proc/self/status, reset (``5`` written to
-/proc/self/clear_refs) as the stage begins. Independent tokens co-occur far less selectively than
-words of a text, so this corpus has more distinct pairs per token than a real one (gutenberg_us_10m:
-1.7 nonzeros per token); the table gives its count.
+/proc/self/clear_refs) as the stage begins; the table gives it per nonzero too, and the most disk
+the stage used on TMPDIR's file system (sampled every second). Independent tokens
+co-occur far less selectively than words of a text, so this corpus has more distinct pairs per
+token than a real one (gutenberg_us_10m: 1.7 nonzeros per token). At 1e7 tokens over 1,000,000
+types, exponent 1.0 gives 5.3 nonzeros per token (1e8 tokens: 5.65), 1.1 gives 2.8, 1.2 gives 1.3
+and 1.3 gives 0.6; the counted runs and the training entries take 16 bytes per nonzero each on
+disk, so at 1e9 tokens exponent 1.0 needs more disk than 1.2 by about the same factor.
 
 Issue 26's check: ``python bench/synthetic_corpus.py --tokens 1e9 --types 1000000 --max-memory 6G
 --n-components 100 --epochs 1`` (TMPDIR on a disk with room for the spilled runs and the entries:
@@ -24,6 +29,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import tempfile
+import threading
 import time
 
 import numpy as np
@@ -39,9 +47,9 @@ _BATCH_TOKENS = 1 << 20
 class ZipfCorpus:
     """A re-iterable corpus of ``n_tokens`` Zipf-distributed tokens in log-normal documents, generated from a seed."""
 
-    def __init__(self, n_tokens: int, n_types: int, seed: int = 0):
+    def __init__(self, n_tokens: int, n_types: int, seed: int = 0, exponent: float = 1.0):
         self.n_tokens, self.n_types, self.seed = n_tokens, n_types, seed
-        weights = 1.0 / np.arange(1, n_types + 1)
+        weights = np.arange(1, n_types + 1, dtype=np.float64) ** -exponent
         self.cumulative = np.cumsum(weights / weights.sum())
         self.names = np.array([f"w{k}" for k in range(n_types)], dtype=object)
 
@@ -62,10 +70,37 @@ class ZipfCorpus:
             left -= tokens
 
 
+class DiskSampler:
+    """The most disk used on TMPDIR's file system, beyond what was used at the start, sampled every second (other
+    processes writing there count too)."""
+
+    def __init__(self):
+        self.start = self.peak = self._used()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _used() -> int:
+        stats = os.statvfs(tempfile.gettempdir())
+        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            self.peak = max(self.peak, self._used())
+
+    def take(self) -> int:
+        """Bytes: the most used beyond the start since the last call; the count starts again."""
+        self.peak = max(self.peak, self._used())
+        peak, self.peak = self.peak - self.start, self._used()
+        return peak
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=float, default=1e9)
     parser.add_argument("--types", type=int, default=1_000_000)
+    parser.add_argument("--exponent", type=float, default=1.0)
     parser.add_argument("--max-memory", default="6G")
     parser.add_argument("--n-components", type=int, default=100)
     parser.add_argument("--epochs", type=int, default=1)
@@ -73,29 +108,32 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="  %(asctime)s %(message)s")
-    corpus = ZipfCorpus(int(args.tokens), args.types, args.seed)
+    corpus = ZipfCorpus(int(args.tokens), args.types, args.seed, args.exponent)
     rows = []
+    disk = DiskSampler()
     peak_since_last_call()
     started = time.perf_counter()
     vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=5, lowercase=False, max_memory=args.max_memory,
                                                    n_jobs=args.n_jobs, progress=False)
     matrix = vectorizer.fit_transform(corpus)
     seconds = time.perf_counter() - started
-    rows.append(("count", seconds, peak_since_last_call(),
+    rows.append(("count", seconds, peak_since_last_call(), disk.take(),
                  f"{vectorizer.n_tokens_ / seconds / 1e6:.2f} M tokens/s"))
     started = time.perf_counter()
     params = train_glove(matrix, args.n_components, epochs=args.epochs, n_jobs=args.n_jobs,
                          max_memory=args.max_memory, progress=False)
     seconds = time.perf_counter() - started
-    rows.append(("train", seconds, peak_since_last_call(),
+    rows.append(("train", seconds, peak_since_last_call(), disk.take(),
                  f"{matrix.nnz * args.epochs / seconds / 1e6:.2f} M updates/s, cost {params.costs[-1]:.5f}"))
+    parameters = 2 * 2 * matrix.shape[0] * (args.n_components + 1) * 8  # both rows of each word, and their sums
     print(f"synthetic corpus: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents, "
           f"{matrix.shape[0]:,} of {args.types:,} types kept (min_count 5), {matrix.nnz:,} nonzeros "
           f"({matrix.nnz / vectorizer.n_tokens_:.2f} per token); D={args.n_components}, {args.epochs} epoch(s), "
-          f"max_memory={args.max_memory}")
-    print(f"{'stage':>6} {'seconds':>9} {'peak MiB':>9}  rate")
-    for stage, seconds, peak, rate in rows:
-        print(f"{stage:>6} {seconds:9.1f} {peak / 2**20:9.0f}  {rate}")
+          f"max_memory={args.max_memory}; the parameters and their accumulators take {parameters / 2**20:,.0f} MiB")
+    print(f"{'stage':>6} {'seconds':>9} {'peak MiB':>9} {'bytes/nonzero':>14} {'disk MiB':>9}  rate")
+    for stage, seconds, peak, disk_peak, rate in rows:
+        print(f"{stage:>6} {seconds:9.1f} {peak / 2**20:9.0f} {peak / matrix.nnz:14.1f} {disk_peak / 2**20:9.0f}  "
+              f"{rate}")
 
 
 if __name__ == "__main__":
