@@ -27,27 +27,67 @@ import scipy.sparse as sp
 
 # The read-only file mappings map_file made (the only bare mmap objects whose pages are let go of).
 _FILE_MAPPINGS: weakref.WeakSet = weakref.WeakSet()
+# Of those, the ones whose file is kept while they live (map_file's keep): its path and the byte offset mapped from.
+_KEPT_FILES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _SHARED_MODES = ("r", "r+", "w+", "readonly", "readwrite", "write")
 # madvise exists on Unix only; elsewhere the pages stay until the system reclaims them.
 _DONT_NEED = getattr(mmap, "MADV_DONTNEED", None) if hasattr(mmap.mmap, "madvise") else None
 
 
-def map_file(path: str | os.PathLike, dtype, count: int) -> np.ndarray:
-    """The first ``count`` items of the raw file ``path`` as a read-only array mapped from it.
+def map_file(path: str | os.PathLike, dtype, count: int, *, offset: int = 0, keep: bool = False) -> np.ndarray:
+    """Items ``offset`` to ``offset + count - 1`` of the raw file ``path`` as a read-only array mapped from it.
 
-    The file may be deleted afterwards: the mapping keeps its contents until the array is freed.
+    Parameters
+    ----------
+    path : str or path
+    dtype : numpy dtype
+    count : int
+        Items mapped.
+    offset : int, default=0
+        Items of the file before the first one mapped.
+    keep : bool, default=False
+        Keep the file while the mapping lives, so that other processes that share its folder (a
+        Dask cluster's workers) can map the same items (:func:`file_span`), and delete it (and
+        its folder, once empty) when the mapping is freed. Otherwise the caller may delete the
+        file at once: the mapping keeps its contents until the array is freed.
     """
     dtype = np.dtype(dtype)
     if count == 0:
         return np.empty(0, dtype=dtype)
+    start, end = offset * dtype.itemsize, (offset + count) * dtype.itemsize
+    aligned = start - start % mmap.ALLOCATIONGRANULARITY
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        if size < count * dtype.itemsize:
-            raise OSError(f"{path} holds {size} bytes, fewer than the {count * dtype.itemsize} of {count} {dtype} "
+        if size < end:
+            raise OSError(f"{path} holds {size} bytes, fewer than the {end} of {offset + count} {dtype} "
                           "items: it is truncated")
-        mapping = mmap.mmap(handle.fileno(), count * dtype.itemsize, access=mmap.ACCESS_READ)
+        mapping = mmap.mmap(handle.fileno(), end - aligned, access=mmap.ACCESS_READ, offset=aligned)
     _FILE_MAPPINGS.add(mapping)
-    return np.frombuffer(mapping, dtype=dtype, count=count)
+    if keep:
+        _KEPT_FILES[mapping] = (os.path.abspath(path), aligned)
+        weakref.finalize(mapping, _remove_file, os.path.abspath(path))
+    return np.frombuffer(mapping, dtype=dtype, count=count, offset=start - aligned)
+
+
+def file_span(array: np.ndarray) -> tuple[str, int] | None:
+    """For a 1-D contiguous ``array`` that views a file kept by :func:`map_file` (``keep=True``): the file's path and
+    the byte offset of the array's first item in it (what another process needs to map the same items); else None."""
+    mapping = mapping_of(array)
+    kept = _KEPT_FILES.get(mapping) if mapping is not None else None
+    if kept is None or array.ndim != 1 or not array.flags.c_contiguous:
+        return None
+    path, mapped_from = kept
+    first = array.__array_interface__["data"][0] - np.frombuffer(mapping, np.uint8).__array_interface__["data"][0]
+    return path, mapped_from + first
+
+
+def _remove_file(path: str) -> None:
+    """Delete a kept file when its mapping is freed, and its folder if that leaves it empty."""
+    try:
+        os.remove(path)
+        os.rmdir(os.path.dirname(path))
+    except OSError:  # gone already, or the folder holds other files still mapped
+        pass
 
 
 def mapping_of(array: np.ndarray) -> mmap.mmap | None:

@@ -8,7 +8,9 @@ matrix cut into row blocks; each row block is summed over the shards in a tree o
 the workers, so no machine ever holds more than one shard's matrix and the blocks it is summing.
 The summed blocks are written by the workers into one CSR matrix in a folder the workers share
 with the client (TMPDIR, for a local cluster), which the client memory-maps: the whole matrix is
-never gathered in anyone's memory.
+never gathered in anyone's memory. The files stay there while the matrix lives (they are deleted
+when it is freed), so the passes after counting send the workers where their rows are in them,
+not the rows.
 
 A worker that dies takes its results with it; Dask recomputes them from the shard descriptions
 (every task is a pure function of them), and the writes go to fixed offsets, so a task that runs
@@ -194,10 +196,15 @@ def matrix_on_dask(client, corpus: LineCorpus, words: Sequence[str], *, window: 
         del blocks
         indptr = np.zeros(n_words + 1, np.int64)
         np.cumsum(np.concatenate(row_counts), out=indptr[1:])
-        return sp.csr_matrix((map_file(data_path, np.float64, nnz), map_file(indices_path, np.int32, nnz), indptr),
-                             shape=(n_words, n_words))
-    finally:
+        # The files stay while the matrix lives: the workers map its rows from them in the passes after counting.
+        matrix = sp.csr_matrix((map_file(data_path, np.float64, nnz, keep=nnz > 0),
+                                map_file(indices_path, np.int32, nnz, keep=nnz > 0), indptr), shape=(n_words, n_words))
+    except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if nnz == 0:
+        shutil.rmtree(folder, ignore_errors=True)
+    return matrix
 
 
 def _n_workers(client) -> int:

@@ -79,8 +79,10 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         itself and counts its shard (stripes of 1,000 documents), the word counts and the
         matrix's row blocks are summed in trees of merges on the workers, and the workers write
         the summed blocks into files in TMPDIR that the client memory-maps, so neither the
-        client nor any worker holds the whole matrix. The corpus file and TMPDIR must be where
-        the workers see them (a local cluster, or a shared file system). The result equals the
+        client nor any worker holds the whole matrix. The files stay while the matrix lives (the
+        workers of the covariance passes map their rows from them) and are deleted when it is
+        freed. The corpus file and TMPDIR must be where the workers see them (a local cluster, or
+        a shared file system). The result equals the
         threaded count but for the order of the floating-point sums (to 1e-15 relative).
     client : dask.distributed.Client, str or None, default=None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of

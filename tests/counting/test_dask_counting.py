@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
 import glovev_ext
-from glovev_ext._memory import mapping_of
+from glovev_ext._memory import file_span, mapping_of
 from glovev_ext.counting.corpus import DocumentSubset
 
 distributed = pytest.importorskip("dask.distributed")
@@ -49,13 +50,20 @@ def test_counting_on_the_cluster_equals_counting_on_threads(client, corpus_folde
     dask = glovev_ext.CooccurrenceVectorizer(min_count=3, window=5, progress=False, backend="dask", client=client)
     matrix = dask.fit_transform(corpus)
     assert_same_counts(matrix, reference, dask, threads)
-    # the matrix is mapped from the files the workers wrote, and none is left behind
+    # the matrix is mapped from the files the workers wrote, kept while it lives (the passes' workers read them)
     assert mapping_of(matrix.data) is not None and mapping_of(matrix.indices) is not None
-    assert list(private_tmpdir.iterdir()) == []
-    # transform with the fitted vocabulary, and fit alone
+    (folder,) = private_tmpdir.iterdir()
+    assert sorted(path.name for path in folder.iterdir()) == ["data", "indices"]
+    assert file_span(matrix.data) == (str(folder / "data"), 0)
+    assert file_span(matrix.indices) == (str(folder / "indices"), 0)
+    # transform with the fitted vocabulary (a matrix freed at once: its files go with it), and fit alone
     assert_same_counts(dask.transform(corpus), reference, dask, threads)
     assert glovev_ext.CooccurrenceVectorizer(min_count=3, backend="dask", client=client,
                                              progress=False).fit(corpus).vocabulary_ == threads.vocabulary_
+    assert list(private_tmpdir.iterdir()) == [folder]
+    del matrix
+    gc.collect()
+    assert list(private_tmpdir.iterdir()) == []  # nothing is left behind once the matrix is freed
 
 
 def test_a_subset_of_documents_is_counted_as_on_threads(client):

@@ -3,6 +3,7 @@ its pages let go by the passes, and every stage of a fit takes it as it takes a 
 
 from __future__ import annotations
 
+import gc
 import mmap
 import os
 
@@ -12,7 +13,7 @@ import pytest
 import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
 from glovev_ext import _memory
-from glovev_ext._memory import count_read, mapping_of, map_file, release_pages, row_sums
+from glovev_ext._memory import count_read, file_span, mapping_of, map_file, release_pages, row_sums
 
 PARAMS = dict(window=6, min_count=2, chunk_size=10_000, progress=False)
 
@@ -201,3 +202,32 @@ def test_memory_and_copy_on_write_mappings_are_never_let_go_of(tmp_path):
     release_pages(shared)  # a shared mapping's changes live in the file: nothing is lost
     np.testing.assert_array_equal(shared, np.full(1000, 7.0))
     np.testing.assert_array_equal(np.load(path), np.full(1000, 7.0))
+
+
+def test_a_kept_file_is_mapped_from_any_offset_found_again_and_deleted_with_its_last_mapping(tmp_path):
+    folder = tmp_path / "matrix"
+    folder.mkdir()
+    values = np.arange(5000, dtype=np.float64) * 1.5
+    path = folder / "values"
+    values.tofile(path)
+    for offset in (0, 1, 511, 512, 1234):  # within a page, on a page boundary, past one
+        np.testing.assert_array_equal(map_file(path, np.float64, 100, offset=offset), values[offset:offset + 100])
+    assert file_span(map_file(path, np.float64, 100, offset=7)) is None  # not kept: the caller owns the file
+    kept = map_file(path, np.float64, 3000, offset=1234, keep=True)
+    assert file_span(kept) == (str(path), 1234 * 8)
+    assert file_span(kept[10:20]) == (str(path), (1234 + 10) * 8)
+    assert file_span(kept[::2]) is None  # not one run of the file
+    with pytest.raises(OSError, match="truncated"):
+        map_file(path, np.float64, 100, offset=4950)
+    (folder / "other").write_bytes(b"x" * 16)
+    other = map_file(folder / "other", np.uint8, 16, keep=True)
+    part = kept[5:6]
+    del kept
+    gc.collect()
+    assert path.exists()  # a view of the mapping still lives
+    del part
+    gc.collect()
+    assert not path.exists() and folder.exists()  # the other kept file still holds the folder
+    del other
+    gc.collect()
+    assert not folder.exists()
