@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.linalg import lapack
 
 from .._memory import release_pages, row_sums
+from ._condition import condition_within
 from ._row_blocks import RowBlockMap
 from .device import DeviceWordFitter
 from .prior import FittedBlock, FreeRows, GaussianPrior, shared_prior_difference
@@ -206,8 +206,8 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     totals = [row_sums(rows) for rows in halves]
     kept, wald, expected = [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
-    # The comparisons (an eigenvalue problem per word: at D = 300, 73 % of the pass's work, bench/compare_threads.py)
-    # run on the fits' threads, queued between their blocks.
+    # The comparisons (dense covariances, a difference, its condition and a solve per word: at D = 300, about 70 % of
+    # the pass's work, bench/compare_threads.py) run on the fits' threads, queued between their blocks.
     with RowBlockMap(n_jobs, client) as blocks_map:
         fits = [FreeRows(DeviceWordFitter.of(WordFitter(rows, **fitter_options), device, None), prior,
                          fallback_sigma2, noise_scale, blocks_map) for rows in halves]
@@ -250,7 +250,7 @@ def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlo
         i = int(block[position])
         covariance_a, covariance_b = factors_a[i].dense(), factors_b[i].dense()
         difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
-        if not _condition_within(difference_covariance, _MAX_DIFFERENCE_CONDITION):
+        if not condition_within(difference_covariance, _MAX_DIFFERENCE_CONDITION):
             continue
         nu = _welch_satterthwaite(np.trace(covariance_a), np.trace(covariance_b), dof_a[i], dof_b[i])
         if nu <= _MIN_DOF:
@@ -260,33 +260,6 @@ def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlo
         wald.append(float(difference @ np.linalg.solve(difference_covariance, difference)) / covariance_a.shape[0])
         expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
     return kept, wald, expected
-
-
-def _condition_within(matrix: np.ndarray, limit: float) -> bool:
-    """Whether a symmetric matrix's 2-norm condition number (:func:`_symmetric_condition`) is at most ``limit``.
-
-    First by one Cholesky factorisation, about a fifth of the eigenvalues' time at D = 300: the
-    1-norm bounds the largest eigenvalue's magnitude, so if ``matrix`` less ``2 ||matrix||_1 / limit``
-    times the identity is positive definite, every eigenvalue is above twice the largest over
-    ``limit`` (the factor 2 leaves room for the factorisation's rounding, of order ``D eps`` times
-    the largest), and the condition is within ``limit``. Where that shifted matrix is not positive
-    definite (an ill-conditioned or indefinite matrix), the eigenvalues decide, so the answer is
-    always theirs.
-    """
-    shift = 2.0 * float(np.abs(matrix).sum(axis=0).max()) / limit
-    if np.isfinite(shift) and shift > 0:
-        shifted = matrix - shift * np.eye(matrix.shape[0])
-        if lapack.dpotrf(shifted, lower=1, clean=0, overwrite_a=1)[1] == 0:
-            return True
-    return _symmetric_condition(matrix) <= limit
-
-
-def _symmetric_condition(matrix: np.ndarray) -> float:
-    """The 2-norm condition number of a symmetric matrix, ``np.linalg.cond``'s, from its eigenvalues (its singular
-    values are their magnitudes) for about 60 % of an SVD's time at D = 300."""
-    magnitudes = np.abs(np.linalg.eigvalsh(matrix))
-    smallest = magnitudes.min()
-    return np.inf if smallest == 0 else float(magnitudes.max() / smallest)
 
 
 def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO,

@@ -103,46 +103,6 @@ def test_a_refined_scale_takes_a_secant_step_through_both_comparisons(first, rat
     assert moved.own.factors == pytest.approx([first * ratio], rel=1e-12)
 
 
-def test_the_condition_of_a_difference_covariance_is_numpys_from_its_eigenvalues():
-    from glovev_ext.covariance.noise_scale import _symmetric_condition
-    rng = np.random.default_rng(5)
-    for dim in (1, 3, 40):
-        basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
-        for spectrum in (rng.uniform(1, 2, dim), np.logspace(0, -12, dim), np.linspace(-1.0, 2.0, dim) + 0.05):
-            matrix = (basis * spectrum) @ basis.T
-            matrix = (matrix + matrix.T) / 2
-            assert _symmetric_condition(matrix) == pytest.approx(np.linalg.cond(matrix), rel=1e-4)
-    assert _symmetric_condition(np.diag([1.0, 0.0])) == np.inf
-
-
-def test_the_condition_check_by_cholesky_answers_as_the_eigenvalues_do(monkeypatch):
-    """Matrices whose condition is just within or beyond the limit, far within, indefinite, singular or zero, at
-    several scales: the check gives the eigenvalues' answer, and it needed them only where it could not decide."""
-    from glovev_ext.covariance import noise_scale as module
-    rng, limit = np.random.default_rng(8), 1e10
-    by_eigenvalues, calls = module._symmetric_condition, []
-    monkeypatch.setattr(module, "_symmetric_condition", lambda matrix: calls.append(1) or by_eigenvalues(matrix))
-    for dim in (2, 30, 120):
-        basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
-        for condition in (1.0, 1e3, 1e9, limit / 3, limit * 0.999, limit * 1.001, 1e12, np.inf):
-            if np.isfinite(condition):
-                spectrum = np.logspace(0, -np.log10(condition), dim)
-            else:
-                spectrum = np.r_[np.ones(dim - 1), 0.0]
-            for scale, sign in ((1.0, 1.0), (1e-8, 1.0), (1e6, 1.0), (1.0, -1.0)):
-                signed = spectrum * np.where(np.arange(dim) == dim // 2, sign, 1.0)  # one negative: indefinite
-                matrix = (basis * signed * scale) @ basis.T
-                matrix = (matrix + matrix.T) / 2
-                calls.clear()
-                answer = module._condition_within(matrix, limit)
-                assert answer == (np.linalg.cond(matrix) <= limit), (dim, condition, scale, sign)
-                if condition <= 1e3 and sign > 0:
-                    assert not calls  # decided by the factorisation alone
-                if not answer:
-                    assert calls  # only the eigenvalues say no
-    assert not module._condition_within(np.zeros((3, 3)), limit)
-
-
 def test_comparisons_are_taken_in_order_with_a_bounded_number_waiting():
     """The halves' comparisons run on threads: their results come back in block order, and no more than ``width``
     blocks (each holding two blocks of factors) are submitted and not yet taken."""
