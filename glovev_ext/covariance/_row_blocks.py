@@ -193,7 +193,7 @@ def _run_block(function: Callable, rows: sp.csr_matrix | _FileRows, context_vect
         return function(WordFitter(rows, context_vectors, context_biases, x_max, alpha, conditioning), *arguments)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _FileRows:
     """Consecutive rows of a matrix whose values and columns are in files kept while it lives (counted on Dask):
     where they are, for a worker that shares the files' folder to map them itself."""
