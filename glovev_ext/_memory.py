@@ -162,6 +162,19 @@ def consecutive_rows(matrix: sp.csr_matrix, first: int, stop: int) -> sp.csr_mat
                          shape=(stop - first, matrix.shape[1]), copy=False)
 
 
+def row_spans(indptr: np.ndarray, entries: int) -> list[tuple[int, int]]:
+    """Consecutive row ranges ``(start, stop)`` of a CSR matrix's row pointers, each of at most ``entries`` entries
+    (or one row): the spans a pass reads and lets go of in turn."""
+    n_rows = indptr.size - 1
+    spans, start = [], 0
+    while start < n_rows:
+        stop = int(np.searchsorted(indptr, indptr[start] + entries, side="right")) - 1
+        stop = min(max(stop, start + 1), n_rows)
+        spans.append((start, stop))
+        start = stop
+    return spans
+
+
 # Entries row_sums sums between two releases of a mapped matrix's pages (48 MiB of 4-byte indices, 8-byte values).
 _SUMMED_ENTRIES = 1 << 22
 

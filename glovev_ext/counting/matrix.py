@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from .._memory import release_pages
+from .._memory import release_pages, row_spans
 
 
 class CooccurrenceMatrix(sp.csr_matrix):
@@ -143,9 +143,8 @@ def _scan_entries(matrix: sp.csr_matrix) -> tuple[_Tally, _Tally, _Tally, bool]:
     """NaN or infinite entries, negative ones, zeros, and whether every row's columns strictly increase: read
     :data:`_SCAN_ENTRIES` entries at a time (whole rows), each chunk's pages let go of before the next is read."""
     non_finite, negative, zero, canonical = _Tally(), _Tally(), _Tally(), True
-    indptr, n_rows, start = matrix.indptr, matrix.shape[0], 0
-    while start < n_rows:
-        stop = min(n_rows, max(start + 1, int(np.searchsorted(indptr, indptr[start] + _SCAN_ENTRIES, "right")) - 1))
+    indptr = matrix.indptr
+    for start, stop in row_spans(indptr, _SCAN_ENTRIES):
         first, last = int(indptr[start]), int(indptr[stop])
         values = matrix.data[first:last]
         non_finite.add(~np.isfinite(values), first)
@@ -158,7 +157,6 @@ def _scan_entries(matrix: sp.csr_matrix) -> tuple[_Tally, _Tally, _Tally, bool]:
             steps[row_starts[(row_starts >= 0) & (row_starts < steps.size)]] = 1
             canonical = bool((steps > 0).all())
         release_pages(matrix)
-        start = stop
     return non_finite, negative, zero, canonical
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._memory import release_pages
+from .._memory import release_pages, row_spans
 
 # Bytes per entry in a blocks file: int32 row, int32 column, float64 value.
 ENTRY_FILE_BYTES = 16
@@ -106,7 +106,7 @@ class FileBlocks:
         self.path = os.fspath(path)
         self.n_groups = n_groups
         group = word_groups(np.diff(matrix.indptr), n_groups)
-        chunks = _row_chunks(matrix.indptr, chunk_entries)
+        chunks = row_spans(matrix.indptr, chunk_entries)
         chunk_counts = np.zeros((len(chunks), n_groups**2), dtype=np.int64)  # each chunk's entries per block
         for k, (start, stop) in enumerate(chunks):
             _block_counts(matrix.indptr[start:stop + 1], matrix.indices[matrix.indptr[start]:matrix.indptr[stop]],
@@ -154,15 +154,3 @@ class FileBlocks:
         """Delete the file."""
         if os.path.exists(self.path):
             os.remove(self.path)
-
-
-def _row_chunks(indptr: np.ndarray, chunk_entries: int) -> list[tuple[int, int]]:
-    """Consecutive row ranges ``(start, stop)`` of at most ``chunk_entries`` entries (or one row)."""
-    n_rows = indptr.size - 1
-    chunks, start = [], 0
-    while start < n_rows:
-        stop = int(np.searchsorted(indptr, indptr[start] + chunk_entries, side="right")) - 1
-        stop = min(max(stop, start + 1), n_rows)
-        chunks.append((start, stop))
-        start = stop
-    return chunks
