@@ -47,3 +47,4 @@ def test_the_check_answers_as_the_eigenvalues_do_and_needs_them_only_near_the_li
     with np.errstate(invalid="ignore"):
         assert condition_within(np.full((2, 2), np.nan), LIMIT) == (symmetric_condition(np.full((2, 2), np.nan))
                                                                     <= LIMIT)
+        assert not condition_within(np.full((2, 2), np.nan), LIMIT)  # NaN is never within (not only the same path)
