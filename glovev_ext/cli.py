@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import errno
 import functools
+import gc
 import json
 import logging
 import os
@@ -56,6 +57,8 @@ DEFAULT_DRAWS = 2000
 # OSErrors about what the user asked for (exit 2), also as these codes; any other is the environment's (exit 1)
 _LOCAL_CLUSTER = "local"  # --dask without an address
 _INPUT_ERRNOS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG}
+
+_log = logging.getLogger(__name__)
 
 
 class _Terminated(SystemExit):
@@ -176,6 +179,12 @@ def _signals_raised(received: list[int]) -> Iterator[None]:
             again.daemon = True
             again.start()
             return
+        if received:
+            # The signal's exception may have torn an object mid-construction (numba's compiler's, for one), and its
+            # finaliser then fails on what its constructor never set: the aftermath of the signal, not news.
+            _log.debug("after the signal, a finaliser failed: %s", unraisable.err_msg or unraisable.object,
+                       exc_info=(unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback))
+            return
         previous_hook(unraisable)
 
     previous = {signum: signal.signal(signum, raised) for signum in (signal.SIGINT, signal.SIGTERM)}
@@ -183,6 +192,8 @@ def _signals_raised(received: list[int]) -> Iterator[None]:
     try:
         yield
     finally:
+        if received:
+            gc.collect()  # objects the signal tore and left in reference cycles fail here, under the quiet hook
         sys.unraisablehook = previous_hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
+import logging
 import os
 import re
 import signal
@@ -223,6 +225,47 @@ def test_a_signal_that_lands_in_a_finaliser_still_stops_the_command(sent, raised
                 time.sleep(0.001)
     assert received == [sent, sent] and time.time() - started < 5
     assert sys.unraisablehook is hook and signal.getsignal(sent) is handler  # put back as they were
+
+
+@pytest.mark.parametrize("in_a_cycle", [False, True])
+@pytest.mark.parametrize("sent, raised", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, cli._Terminated)])
+def test_an_object_torn_by_the_signal_fails_in_its_finaliser_quietly(sent, raised, in_a_cycle, monkeypatch, caplog,
+                                                                     request):
+    """The signal's exception can leave an object half-built (llvmlite's, while numba compiled): its finaliser's
+    error is logged for debugging, not printed as a traceback, also when only the garbage collector finds the
+    object; before any signal such errors still print."""
+
+    class Torn:
+        def __init__(self):
+            self.cycle = [self] if in_a_cycle else None
+            os.kill(os.getpid(), sent)
+            for _ in range(100_000):  # the handler raises here, before the attribute is set
+                pass
+            self.pointer = None
+
+        def __del__(self):
+            self.pointer = self.pointer or None  # AttributeError when the constructor was torn
+
+    class Broken:
+        def __del__(self):
+            raise RuntimeError("a finaliser's own bug")
+
+    received, printed = [], []
+    gc.disable()  # a collection of its own would finalise the object in a cycle before the command's end does
+    request.addfinalizer(gc.enable)
+    monkeypatch.setattr(sys, "unraisablehook", printed.append)  # the hook that prints, as Python's default does
+    caplog.set_level(logging.DEBUG, logger="glovev_ext.cli")
+    with cli._signals_raised(received):
+        Broken()
+        assert [type(unraisable.exc_value) for unraisable in printed] == [RuntimeError]  # no signal yet
+        try:
+            Torn()
+        except raised:
+            pass  # as the command's own handler does; the torn object goes with the exception's traceback
+        else:
+            raise AssertionError("the signal did not stop the constructor")
+    assert received == [sent] and [type(unraisable.exc_value) for unraisable in printed] == [RuntimeError]
+    assert [record.exc_info[0] for record in caplog.records] == [AttributeError]
 
 
 @pytest.mark.parametrize("stage, marker", [("counting", "vocabulary:"), ("training", "epoch 1/40")])
