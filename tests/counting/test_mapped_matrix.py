@@ -135,7 +135,8 @@ def test_a_loaded_store_lets_go_of_the_pages_of_the_factors_it_reads(tmp_path, p
     words = [word for word in kv.index_to_key if kv.has_covariance(word)]
     for k, word in enumerate(words, 1):  # the in-memory store's factor; every fourth read lets the pages go
         assert kv.covariance(word).tobytes() == fitted.keyed_vectors.covariance(word).tobytes()
-        assert (resident_pages_of(store._factors) == 0) == (k % 4 == 0), k
+        if k <= 48:  # twelve rounds of four reads (reading smaps takes milliseconds)
+            assert (resident_pages_of(store._factors) == 0) == (k % 4 == 0), k
     store.release_pages()
     factor = kv.covariance_factor(words[0])
     assert mapping_of(factor.packed) is None  # its own copy, not a view the next read would let go
