@@ -15,7 +15,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 # Stages in the order data flows through them; a module may import only from its own stage or earlier ones.
 STAGES = [
     ("glovev_ext._checks", "glovev_ext._prefetch", "glovev_ext._deprecation", "glovev_ext._docstrings",
-     "glovev_ext._version", "glovev_ext._memory", "glovev_ext._dask", "glovev_ext.atomic"),
+     "glovev_ext._version", "glovev_ext._memory", "glovev_ext._file_rows", "glovev_ext._dask", "glovev_ext.atomic"),
     ("glovev_ext.counting",),
     ("glovev_ext.glove",),
     ("glovev_ext.covariance",),

@@ -11,10 +11,10 @@ in that order gets the same numbers on threads and on Dask:
 - threads: the block function reads its rows in place (consecutive rows) or a copy of them;
 - Dask: the context parameters and the shared arguments are sent to every worker once per map;
   each task carries its block's rows (or, for a matrix in files kept while it lives, such as one
-  counted on the cluster, where its consecutive rows are in them: the worker maps them) and its
-  arguments, and runs with one BLAS thread; a task lost
-  with a worker runs again elsewhere, and a block whose task was cancelled (its shared data lost)
-  is sent again (an error after :data:`_TRIES_PER_BLOCK` tries).
+  counted on the cluster, where its rows are in them: the worker reads them) and its arguments,
+  and runs with one BLAS thread; a task lost with a worker runs again elsewhere, and a block
+  whose task was cancelled (its shared data lost) is sent again (an error after
+  :data:`_TRIES_PER_BLOCK` tries).
 
 BLAS runs on one thread in this process while the map is entered (the callers' work between
 blocks is on small matrices too). At most ``2 n`` blocks (``n`` threads or workers) are in
@@ -30,7 +30,6 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from contextlib import ExitStack
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,7 +37,8 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from .._dask import connected
-from .._memory import consecutive_rows, file_span, map_file, release_pages
+from .._file_rows import FileRows
+from .._memory import consecutive_rows, release_pages
 from .wls import WordFitter
 
 _TRIES_PER_BLOCK = 4  # a block lost with dying workers this often stops the pass
@@ -160,7 +160,7 @@ class RowBlockMap:
                              "by the workers' own WordFitter")
         active = self._active
         sent: list = []
-        in_files = _FileRows.spans_of(matrix)
+        in_files = FileRows.spans_of(matrix)
 
         def send() -> None:
             # Fresh keys (hash=False): scattering again under the old key can wait on its release.
@@ -173,9 +173,7 @@ class RowBlockMap:
             # the scheduler can run it again on another worker if its worker dies (rows scattered to a worker would
             # die with it, and scattering to a dying worker fails); a block of frequent words can pass the 10 MiB at
             # which Dask warns of a large graph: they are meant to.
-            consecutive = block.size and block[-1] - block[0] + 1 == block.size
-            rows = (_FileRows.of(matrix, in_files, int(block[0]), int(block[-1]) + 1) if in_files and consecutive
-                    else _block_rows(matrix, block))
+            rows = FileRows.of(matrix, in_files, block) if in_files else _block_rows(matrix, block)
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
                 return active.submit(_run_block, function, rows, sent[0], sent[1], *options[2:], *arguments,
@@ -184,49 +182,13 @@ class RowBlockMap:
         return submit
 
 
-def _run_block(function: Callable, rows: sp.csr_matrix | _FileRows, context_vectors: np.ndarray,
+def _run_block(function: Callable, rows: sp.csr_matrix | FileRows, context_vectors: np.ndarray,
                context_biases: np.ndarray, x_max: float, alpha: float, conditioning: str, *arguments):
     """A block function on a Dask worker, with one BLAS thread (``arguments``: the block's own, then the shared)."""
-    if isinstance(rows, _FileRows):
+    if isinstance(rows, FileRows):
         rows = rows.read()
     with threadpool_limits(limits=1, user_api="blas"):
         return function(WordFitter(rows, context_vectors, context_biases, x_max, alpha, conditioning), *arguments)
-
-
-@dataclass(frozen=True, eq=False)
-class _FileRows:
-    """Consecutive rows of a matrix whose values and columns are in files kept while it lives (counted on Dask):
-    where they are, for a worker that shares the files' folder to map them itself."""
-
-    values_path: str
-    values_offset: int  # bytes
-    columns_path: str
-    columns_offset: int
-    indptr: np.ndarray  # the rows' pointers, from 0
-    n_columns: int
-
-    @staticmethod
-    def spans_of(matrix: sp.csr_matrix) -> tuple | None:
-        """Where ``matrix``'s values and columns start in their kept files, or None if either is not in one."""
-        if matrix.data.dtype != np.float64 or matrix.indices.dtype != np.int32:
-            return None
-        spans = (file_span(matrix.data), file_span(matrix.indices))
-        return None if None in spans else spans
-
-    @classmethod
-    def of(cls, matrix: sp.csr_matrix, spans: tuple, first: int, stop: int) -> _FileRows:
-        """Rows ``first`` to ``stop - 1`` of ``matrix``, whose files start at ``spans`` (:meth:`spans_of`)."""
-        (values_path, values_start), (columns_path, columns_start) = spans
-        start = int(matrix.indptr[first])
-        return cls(values_path, values_start + 8 * start, columns_path, columns_start + 4 * start,
-                   np.asarray(matrix.indptr[first:stop + 1] - start, dtype=np.int64), matrix.shape[1])
-
-    def read(self) -> sp.csr_matrix:
-        """The rows, their values and columns mapped from the files."""
-        nnz = int(self.indptr[-1])
-        values = map_file(self.values_path, np.float64, nnz, offset=self.values_offset // 8)
-        columns = map_file(self.columns_path, np.int32, nnz, offset=self.columns_offset // 4)
-        return sp.csr_matrix((values, columns, self.indptr), shape=(self.indptr.size - 1, self.n_columns), copy=False)
 
 
 def _block_rows(matrix: sp.csr_matrix, block: np.ndarray) -> sp.csr_matrix:

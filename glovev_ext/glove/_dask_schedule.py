@@ -1,19 +1,22 @@
 """The blocks schedule on a Dask cluster (``train_glove(backend="dask")``): the same epochs, the same bits.
 
-The words are dealt into the schedule's G groups as on threads. Row group ``r`` (the entries
-whose centre word is in group ``r``, in its G blocks) is sent once to one worker, its *owner*,
-and stays there; so does the state of the group's centre rows (vectors, biases and their AdaGrad
-accumulators, a "slab"). In each stratum the block ``(r, c)`` runs on the owner of ``r``: it takes
-the centre slab ``r`` and the context slab ``c``, runs the block's entries in the order its seed
-gives (the threads' kernel on the same numbers) and returns both slabs updated; the context slabs
-move between workers from stratum to stratum, the entries never do. Nothing is shared between the
-blocks of a stratum, so each block computes exactly what it computes on threads, and the epoch's
-parameters are the threads' bit for bit.
+The words are dealt into the schedule's G groups as on threads. Row group ``r`` (the entries whose
+centre word is in group ``r``, in its G blocks) is sent once to one worker, its *owner*, and stays
+there (a matrix in files kept while it lives, such as one counted on the cluster, is not sent: the
+owner reads its group's rows from the files, which the workers share); so does the state of the
+group's centre rows (vectors, biases and their AdaGrad accumulators, a "slab"). In each stratum the
+block ``(r, c)`` runs on the owner of ``r``: it takes the centre slab ``r`` and the context slab
+``c``, runs the block's entries in the order its seed gives (the threads' kernel on the same
+numbers) and returns both slabs updated; the context slabs move between workers from stratum to
+stratum, the entries never do. Nothing is shared between the blocks of a stratum, so each block
+computes exactly what it computes on threads, and the epoch's parameters are the threads' bit for
+bit.
 
 The client holds the parameters (gathered at the end of each epoch) and, while the entries are sent,
-one row group's; it holds nothing per nonzero during training. A worker that dies takes entries and
-slabs with it: the entries it held are sent again to a live worker and the epoch is run again from
-the parameters the client holds, which gives the same bits.
+one row group's (none for a matrix in kept files); it holds nothing per nonzero during training. A
+worker that dies takes entries and slabs with it: the entries it held are sent again to a live
+worker (or read again from the files) and the epoch is run again from the parameters the client
+holds, which gives the same bits.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from concurrent.futures import CancelledError
 import numpy as np
 import scipy.sparse as sp
 
+from .._file_rows import FileRows
 from .._memory import release_pages
 from ._adagrad_kernel import block_pass
 from ._entry_blocks import word_groups
@@ -58,6 +62,29 @@ def _run_block(row_before: tuple, context: np.ndarray, entries: tuple, block: in
             np.stack([params[half:half + n_context], gradsq[half:half + n_context]]))
 
 
+def _group_blocks(rows: sp.csr_matrix, column_group: np.ndarray, column_local: np.ndarray,
+                  n_groups: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """A row group's G blocks ``(r, c)`` from its rows: local rows and columns (int32) and values (float64), each
+    block's entries by row and then by column, as the threads' sources give them."""
+    counts = np.diff(rows.indptr)
+    local_rows = np.repeat(np.arange(rows.shape[0], dtype=np.int32), counts)
+    column_groups = column_group[rows.indices]
+    by_block = np.argsort(column_groups, kind="stable")  # stable: each block keeps the row-then-column order
+    bounds = np.searchsorted(column_groups[by_block], np.arange(n_groups + 1))
+    blocks = []
+    for c in range(n_groups):
+        taken = by_block[bounds[c]:bounds[c + 1]]
+        blocks.append((local_rows[taken], column_local[rows.indices[taken]],
+                       np.asarray(rows.data[taken], dtype=np.float64)))
+    return blocks
+
+
+def _read_group_blocks(rows: FileRows, columns: tuple[np.ndarray, np.ndarray], n_groups: int) -> list:
+    """On a worker: a row group's G blocks from its rows in the matrix's files (``columns``: each word's group and
+    place in it)."""
+    return _group_blocks(rows.read(), *columns, n_groups)
+
+
 class DaskBlockSchedule:
     """The blocks schedule's epoch run on a Dask cluster (see the module's description).
 
@@ -65,7 +92,8 @@ class DaskBlockSchedule:
     ----------
     client : dask.distributed.Client
     matrix : scipy.sparse.csr_matrix
-        Canonical; read one row group at a time (a memory-mapped matrix is released page by page).
+        Canonical; read one row group at a time (a memory-mapped matrix is released page by page), on the
+        client, or by the workers where its values and columns are in kept files.
     n_groups : int
         G, as on threads.
     x_max, alpha : float
@@ -83,13 +111,15 @@ class DaskBlockSchedule:
         self.local = np.empty(group.size, dtype=np.int32)  # each word's place in its group
         for words in self.members:
             self.local[words] = np.arange(words.size, dtype=np.int32)
+        self.in_files = FileRows.spans_of(matrix)
         self.owners: list[str] = [""] * n_groups
         self.entries: list[list] = [[] for _ in range(n_groups)]  # futures of the blocks (r, 0..G-1)
         self._send_entries(range(n_groups))
         held = sum(client.nbytes(keys=[future.key for blocks in self.entries for future in blocks],
                                  summary=False).values())
-        logger.info("training entries sent to %d Dask worker(s): %s bytes, %.1f bytes per nonzero",
-                    len(set(self.owners)), f"{held:,}", held / max(1, matrix.nnz))
+        logger.info("training entries %s %d Dask worker(s): %s bytes, %.1f bytes per nonzero",
+                    "read from the matrix's files by" if self.in_files else "sent to", len(set(self.owners)),
+                    f"{held:,}", held / max(1, matrix.nnz))
 
     def _live_workers(self) -> list[str]:
         workers = sorted(self.client.scheduler_info().get("workers", {}))
@@ -104,29 +134,33 @@ class DaskBlockSchedule:
                                f"{_WORKER_WAIT_S} s)")
         return workers
 
-    def _row_group_blocks(self, r: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """The G blocks ``(r, c)``: local rows and columns (int32) and values (float64), each block's entries by row
-        and then by column, as the threads' sources give them."""
-        rows = self.matrix[self.members[r]]
-        release_pages(self.matrix)
-        counts = np.diff(rows.indptr)
-        local_rows = np.repeat(np.arange(rows.shape[0], dtype=np.int32), counts)
-        column_groups = self.group[rows.indices]
-        by_block = np.argsort(column_groups, kind="stable")  # stable: each block keeps the row-then-column order
-        bounds = np.searchsorted(column_groups[by_block], np.arange(self.n_groups + 1))
-        blocks = []
-        for c in range(self.n_groups):
-            taken = by_block[bounds[c]:bounds[c + 1]]
-            blocks.append((local_rows[taken], self.local[rows.indices[taken]],
-                           np.asarray(rows.data[taken], dtype=np.float64)))
-        return blocks
-
     def _send_entries(self, row_groups) -> None:
-        """Send the row groups' entries to workers, dealt round the live workers."""
+        """Send the row groups' entries to workers, dealt round the live workers (for a matrix in kept files, where
+        they are: each owner reads its groups' rows and keeps their blocks)."""
         workers = self._live_workers()
+        client, groups = self.client, self.n_groups
+        if self.in_files:
+            [columns] = client.scatter([(self.group.astype(np.int32), self.local)], broadcast=True, hash=False)
         for r in row_groups:
-            self.owners[r] = workers[r % len(workers)]
-            self.entries[r] = self.client.scatter(self._row_group_blocks(r), workers=[self.owners[r]], hash=False)
+            owner = self.owners[r] = workers[r % len(workers)]
+            if not self.in_files:
+                rows = self.matrix[self.members[r]]
+                release_pages(self.matrix)
+                self.entries[r] = client.scatter(_group_blocks(rows, self.group, self.local, groups), workers=[owner],
+                                                 hash=False)
+                continue
+            # another worker may take the task if the owner leaves first, as it may take the owner's blocks
+            blocks = client.submit(_read_group_blocks, FileRows.of(self.matrix, self.in_files, self.members[r]),
+                                   columns, groups, workers=[owner], allow_other_workers=True, pure=False)
+            self.entries[r] = [client.submit(operator.getitem, blocks, c, workers=[owner], allow_other_workers=True,
+                                             pure=False) for c in range(groups)]
+        if self.in_files:
+            from dask.distributed import wait  # the client is Dask's: dask is installed
+            read = [future for r in row_groups for future in self.entries[r]]
+            wait(read)
+            for future in read:
+                if future.status == "error":
+                    future.result()  # a worker that could not read the files: its error, here
 
     def _resend_lost_entries(self) -> None:
         """Send again the row groups whose entries left with a worker (some of their blocks are on no live worker)."""
@@ -136,8 +170,9 @@ class DaskBlockSchedule:
         lost = [r for r, blocks in enumerate(self.entries)
                 if any(not live.intersection(holders.get(future.key, ())) for future in blocks)]
         if lost:
-            logger.warning("a Dask worker left the cluster during training: the entries of %d row group(s) are sent "
-                           "again and the epoch runs from its start", len(lost))
+            logger.warning("a Dask worker left the cluster during training: the entries of %d row group(s) are %s "
+                           "again and the epoch runs from its start", len(lost),
+                           "read from the matrix's files" if self.in_files else "sent")
             self._send_entries(lost)
 
     def __call__(self, args: tuple, rng: np.random.Generator, pool=None) -> float:

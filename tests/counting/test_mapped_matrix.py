@@ -9,10 +9,12 @@ import os
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
 from glovev_ext import _memory
+from glovev_ext._file_rows import FileRows
 from glovev_ext._memory import count_read, file_span, mapping_of, map_file, release_pages, row_sums
 
 PARAMS = dict(window=6, min_count=2, chunk_size=10_000, progress=False)
@@ -232,3 +234,32 @@ def test_a_kept_file_is_mapped_from_any_offset_found_again_and_deleted_with_its_
     del other
     gc.collect()
     assert not folder.exists()
+
+
+def test_rows_read_from_the_files_are_the_matrixs_rows_in_the_order_asked(tmp_path):
+    """What a Dask worker reads of a matrix in kept files: any rows, in any order, repeated or empty, equal the
+    matrix's own; consecutive rows stay mapped (nothing read), others are gathered into memory."""
+    rng = np.random.default_rng(3)
+    dense = rng.random((40, 30)) * (rng.random((40, 30)) < 0.3)
+    dense[[0, 7, 8, 39]] = 0  # empty rows, first and last among them
+    made = sp.csr_matrix(dense)
+    (tmp_path / "values").write_bytes(b"\0" * 24 + made.data.tobytes())  # the matrix starts past the files' start
+    (tmp_path / "columns").write_bytes(b"\0" * 12 + made.indices.astype(np.int32).tobytes())
+    matrix = sp.csr_matrix((map_file(tmp_path / "values", np.float64, made.nnz, offset=3, keep=True),
+                            map_file(tmp_path / "columns", np.int32, made.nnz, offset=3, keep=True), made.indptr),
+                           shape=made.shape, copy=False)
+    spans = FileRows.spans_of(matrix)
+    assert spans == ((str(tmp_path / "values"), 24), (str(tmp_path / "columns"), 12))
+    assert FileRows.spans_of(made) is None  # in memory: its rows travel
+    cases = {"all": np.arange(40), "consecutive": np.arange(5, 20), "from an empty row": np.arange(7, 12),
+             "scattered": np.arange(1, 40, 3), "reversed": np.arange(39, -1, -1), "repeated": np.array([4, 4, 2, 4]),
+             "empty rows only": np.array([0, 8]), "none": np.array([], dtype=np.int64)}
+    for name, rows in cases.items():
+        read = FileRows.of(matrix, spans, rows).read()
+        expected = made[rows]
+        assert read.shape == expected.shape, name
+        np.testing.assert_array_equal(read.indptr, expected.indptr, err_msg=name)
+        assert read.indices.tobytes() == expected.indices.astype(np.int32).tobytes(), name
+        assert read.data.tobytes() == expected.data.tobytes(), name
+        consecutive = rows.size > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
+        assert (mapping_of(read.data) is not None) == consecutive, name

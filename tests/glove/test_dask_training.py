@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import glovev_ext
+from glovev_ext._file_rows import FileRows
 from glovev_ext.glove import train_glove
 from glovev_ext.glove._dask_schedule import DaskBlockSchedule
 
@@ -23,15 +24,38 @@ def cooccurrence():
         glovev_ext.load_default_corpus(max_documents=1500))
 
 
+@pytest.fixture(scope="module")
+def counted_on_the_cluster(dask_client):
+    """The same paragraphs counted on the cluster: a matrix whose values and columns are in files the workers share."""
+    return glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False, backend="dask", client=dask_client
+                                             ).fit_transform(glovev_ext.load_default_corpus(max_documents=1500))
+
+
+@pytest.fixture(params=["in memory", "in the cluster's files"])
+def source(request, cooccurrence):
+    """A matrix to train on: one the client sends, one the workers read from its files."""
+    matrix = cooccurrence if request.param == "in memory" else request.getfixturevalue("counted_on_the_cluster")
+    assert (FileRows.spans_of(matrix) is None) == (request.param == "in memory")
+    return matrix
+
+
 def assert_same_bits(trained, reference):
     for name in FIELDS:
         assert np.array_equal(getattr(trained, name), getattr(reference, name)), name
 
 
-def test_the_blocks_on_the_workers_are_the_threads_blocks(dask_client, cooccurrence):
-    """Each row group's blocks, as sent, hold the entries of the threads' blocks, in the same order."""
-    schedule = DaskBlockSchedule(dask_client, cooccurrence, 4, 100.0, 0.75)
-    threads = glovev_ext.glove._entry_blocks.MemoryBlocks(cooccurrence, 4)
+def test_the_blocks_on_the_workers_are_the_threads_blocks(dask_client, source, monkeypatch, caplog):
+    """Each row group's blocks, as sent (or as read by the workers from the matrix's files, the client building
+    none), hold the entries of the threads' blocks, in the same order."""
+    from glovev_ext.glove import _dask_schedule
+    built_here, build = [], _dask_schedule._group_blocks
+    monkeypatch.setattr(_dask_schedule, "_group_blocks", lambda *args: built_here.append(1) or build(*args))
+    in_files = FileRows.spans_of(source) is not None
+    with caplog.at_level("INFO", logger="glovev_ext.glove._dask_schedule"):
+        schedule = DaskBlockSchedule(dask_client, source, 4, 100.0, 0.75)
+    assert len(built_here) == (0 if in_files else 4)
+    assert ("read from the matrix's files by" if in_files else "sent to") in caplog.text
+    threads = glovev_ext.glove._entry_blocks.MemoryBlocks(source, 4)
     for r in range(4):
         for c, future in enumerate(schedule.entries[r]):
             local_rows, local_cols, values = future.result()
@@ -45,9 +69,9 @@ def test_the_blocks_on_the_workers_are_the_threads_blocks(dask_client, cooccurre
         assert {tuple(holders[future.key]) for future in blocks} == {(schedule.owners[r],)}
 
 
-def test_training_on_the_cluster_gives_the_threads_bits(dask_client, cooccurrence):
-    reference = train_glove(cooccurrence, 8, epochs=2, random_state=5, n_jobs=2, progress=False)
-    trained = train_glove(cooccurrence, 8, epochs=2, random_state=5, backend="dask", client=dask_client,
+def test_training_on_the_cluster_gives_the_threads_bits(dask_client, source):
+    reference = train_glove(source, 8, epochs=2, random_state=5, n_jobs=2, progress=False)
+    trained = train_glove(source, 8, epochs=2, random_state=5, backend="dask", client=dask_client,
                           progress=False)
     assert_same_bits(trained, reference)
     assert trained.costs[1] < trained.costs[0]
@@ -64,16 +88,16 @@ def test_the_estimator_trains_on_the_cluster(dask_client, cooccurrence, tmp_path
     np.testing.assert_allclose(dask.covariance_[word], threads.covariance_[word], rtol=1e-10, atol=0)
 
 
-def test_a_worker_killed_mid_training_is_survived(dask_client, cooccurrence, worker_killer, caplog):
-    reference = train_glove(cooccurrence, 8, epochs=2, random_state=2, n_jobs=1, progress=False)
+def test_a_worker_killed_mid_training_is_survived(dask_client, source, worker_killer, caplog):
+    reference = train_glove(source, 8, epochs=2, random_state=2, n_jobs=1, progress=False)
     watcher, killed = worker_killer("_run_block")
     with caplog.at_level("WARNING", logger="glovev_ext.glove._dask_schedule"):
-        trained = train_glove(cooccurrence, 8, epochs=2, random_state=2, backend="dask", client=dask_client,
+        trained = train_glove(source, 8, epochs=2, random_state=2, backend="dask", client=dask_client,
                               progress=False)
     watcher.join(timeout=120)
     assert killed, "no worker was killed during training"
-    assert any("entries of" in record.getMessage() and "sent again" in record.getMessage()
-               for record in caplog.records)
+    again = "read from the matrix's files again" if FileRows.spans_of(source) else "sent again"
+    assert any("entries of" in record.getMessage() and again in record.getMessage() for record in caplog.records)
     assert_same_bits(trained, reference)
 
 

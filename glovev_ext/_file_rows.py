@@ -1,0 +1,70 @@
+"""Rows of a matrix in files that another process maps itself (a Dask worker that shares the files' folder).
+
+A matrix counted on a Dask cluster keeps its values and column indices in files while it lives
+(:func:`~glovev_ext._memory.map_file` with ``keep=True``). A task that needs some of its rows then
+carries where they are in those files, a few numbers per row, rather than the rows themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._memory import file_span, map_file
+
+
+@dataclass(frozen=True, eq=False)  # eq=False: compared by identity, Dask never needs their arrays compared
+class FileRows:
+    """Rows of a CSR matrix whose values (float64) and columns (int32) are in files kept while it lives: where they
+    are, in the order given.
+
+    ``starts`` and ``ends`` are each row's first and past-the-last entry, counted from the matrix's first entry,
+    which lies at ``values_offset`` and ``columns_offset`` bytes into the files.
+    """
+
+    values_path: str
+    values_offset: int
+    columns_path: str
+    columns_offset: int
+    starts: np.ndarray  # int64
+    ends: np.ndarray  # int64
+    n_columns: int
+
+    @staticmethod
+    def spans_of(matrix: sp.csr_matrix) -> tuple | None:
+        """Where ``matrix``'s values and columns start in their kept files, or None if either is not in one."""
+        if matrix.data.dtype != np.float64 or matrix.indices.dtype != np.int32:
+            return None
+        spans = (file_span(matrix.data), file_span(matrix.indices))
+        return None if None in spans else spans
+
+    @classmethod
+    def of(cls, matrix: sp.csr_matrix, spans: tuple, rows: np.ndarray) -> FileRows:
+        """The rows ``rows`` of ``matrix`` (in that order), whose files start at ``spans`` (:meth:`spans_of`)."""
+        (values_path, values_start), (columns_path, columns_start) = spans
+        rows = np.asarray(rows, dtype=np.int64)
+        return cls(values_path, values_start, columns_path, columns_start,
+                   np.asarray(matrix.indptr[rows], dtype=np.int64), np.asarray(matrix.indptr[rows + 1], dtype=np.int64),
+                   matrix.shape[1])
+
+    @property
+    def nbytes(self) -> int:
+        """What a task carries for the rows (Dask's measure of the object's size)."""
+        return self.starts.nbytes + self.ends.nbytes
+
+    def read(self) -> sp.csr_matrix:
+        """The rows as a CSR matrix: for consecutive rows, its values and columns mapped from the files (nothing
+        read until used); else gathered from the files into memory."""
+        lengths = self.ends - self.starts
+        indptr = np.zeros(lengths.size + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        first = int(self.starts.min()) if self.starts.size else 0
+        last = int(self.ends.max()) if self.ends.size else 0
+        values = map_file(self.values_path, np.float64, last - first, offset=self.values_offset // 8 + first)
+        columns = map_file(self.columns_path, np.int32, last - first, offset=self.columns_offset // 4 + first)
+        if not np.array_equal(self.starts[1:], self.ends[:-1]):
+            where = np.repeat(self.starts - first - indptr[:-1], lengths) + np.arange(indptr[-1])
+            values, columns = values[where], columns[where]
+        return sp.csr_matrix((values, columns, indptr), shape=(lengths.size, self.n_columns), copy=False)
