@@ -2,7 +2,7 @@
 
 Usage: python bench/dask_path.py [--corpus embedded|gutenberg_us_10m|gutenberg_us_31m] [--workers 1 2 4]
                                  [--memory-limit 2GB] [--dim 50] [--epochs 2] [--window 8] [--min-count 5]
-                                 [--stages count train covariances posterior]
+                                 [--stages count train covariances posterior] [--cluster-count]
 
 Runs each stage on threads (every core; the reference) and then, for each ``--workers``, on a
 ``LocalCluster`` of that many single-threaded worker processes, each limited to
@@ -13,7 +13,10 @@ point_estimate="trained", pretrained=..., backend="dask")``, to a store file in 
 default recipe's passes (``GloVeVEstimator(pretrained=..., backend="dask")`` given two random halves
 of the documents, counted on threads: the prior's pass, the halves' comparisons, one regularised
 sweep and the posteriors). Training and the passes on the cluster start from the threads' matrix
-and parameters, so each stage is compared on the same input. Per stage and run it prints the seconds, the largest worker's peak
+and parameters, so each stage is compared on the same input; with ``--cluster-count`` they start
+instead from the matrix that cluster counted (and its halves, counted there before the posterior
+stage, untimed), whose files its workers read for themselves, as a user's whole path on Dask does
+(the parameters stay the threads'). Per stage and run it prints the seconds, the largest worker's peak
 resident memory (each worker's high-water mark, reset before the stage), and the difference from
 the threads: the matrix's largest relative difference (the sums run in another order), the
 trained parameters' largest absolute difference (0: the same bits), the covariances' largest
@@ -38,6 +41,7 @@ from _data import corpus
 from dask.distributed import Client, LocalCluster
 
 import glovev_ext
+from glovev_ext.counting.corpus import DocumentSubset
 from glovev_ext.glove import GloVeParameters, train_glove
 
 cloudpickle.register_pickle_by_value(_peaks)  # the workers cannot import the bench's modules
@@ -80,10 +84,10 @@ def posteriors(matrix, halves: tuple, parameters: GloVeParameters, dim: int, sto
 
 
 def split_halves(lines, vectorizer) -> tuple:
-    """The co-occurrences of two random halves of the documents, in the vocabulary of the whole."""
-    documents = list(lines)
-    first = np.random.default_rng(1).random(len(documents)) < 0.5
-    return tuple(vectorizer.transform([d for d, a in zip(documents, first) if a == side]) for side in (True, False))
+    """The co-occurrences of two random halves of the documents (the same halves on every run), in the vocabulary of
+    the whole, counted as ``vectorizer`` counts (on threads or on its cluster)."""
+    first = np.random.default_rng(1).random(vectorizer.n_documents_) < 0.5
+    return tuple(vectorizer.transform(DocumentSubset(lines, first == side)) for side in (True, False))
 
 
 class EntriesMessage(logging.Handler):
@@ -118,7 +122,11 @@ def run(folder: str) -> None:
     parser.add_argument("--min-count", type=int, default=5)
     parser.add_argument("--stages", nargs="+", default=["count", "train", "covariances"],
                         choices=("count", "train", "covariances", "posterior"))
+    parser.add_argument("--cluster-count", action="store_true",
+                        help="start training and the passes on each cluster from the matrix it counted")
     args = parser.parse_args()
+    if args.cluster_count and "count" not in args.stages:
+        parser.error("--cluster-count needs the count stage")
     if args.corpus == "embedded":
         name, lines = "the embedded corpus", glovev_ext.load_default_corpus()
     else:
@@ -158,30 +166,39 @@ def run(folder: str) -> None:
         label = f"dask, {n_workers} x {args.memory_limit}"
         with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True, memory_limit=args.memory_limit,
                           dashboard_address=None) as cluster, Client(cluster) as client:
+            source, source_halves = reference, halves if "posterior" in args.stages else None
             for stage in args.stages:
                 client.run(_peaks.peak_since_last_call)
                 started = time.perf_counter()
                 note = ""
                 if stage == "count":
-                    matrix, _ = count(lines, settings, client)
+                    matrix, cluster_vectorizer = count(lines, settings, client)
+                    elapsed = time.perf_counter() - started
                     difference = matrix_difference(matrix, reference)
+                    if args.cluster_count:
+                        source = matrix
+                        if "posterior" in args.stages:  # untimed: the threads' halves are counted outside the stages
+                            counted = time.perf_counter()
+                            source_halves = split_halves(lines, cluster_vectorizer)
+                            note = f"its halves then counted in {time.perf_counter() - counted:.1f} s"
                 elif stage == "train":
-                    trained = train_glove(reference, args.dim, **training, backend="dask", client=client)
+                    trained = train_glove(source, args.dim, **training, backend="dask", client=client)
+                    elapsed = time.perf_counter() - started
                     difference = parameter_difference(trained, parameters)
+                    note = entries.message.split(": ", 1)[-1]
                 elif stage == "covariances":
-                    model = covariances(reference, parameters, args.dim, os.path.join(folder, f"dask{n_workers}.glovev"),
+                    model = covariances(source, parameters, args.dim, os.path.join(folder, f"dask{n_workers}.glovev"),
                                         client)
+                    elapsed = time.perf_counter() - started
                     difference = covariance_difference(model, threads_model, sample)
                 else:
-                    model = posteriors(reference, halves, parameters, args.dim,
+                    model = posteriors(source, source_halves, parameters, args.dim,
                                        os.path.join(folder, f"posterior{n_workers}.glovev"), client)
+                    elapsed = time.perf_counter() - started
                     difference = covariance_difference(model, threads_posterior, posterior_sample)
                     note = (f"vectors' largest difference "
                             f"{np.max(np.abs(model.embedding_ - threads_posterior.embedding_)):.1e}")
-                elapsed = time.perf_counter() - started
                 peak = max(client.run(_peaks.peak_since_last_call).values()) / 2**20
-                if stage == "train":
-                    note = entries.message.split(": ", 1)[-1]
                 print(f"{label:>22} {stage:>12} {elapsed:>8.1f} {peak:>15,.0f} {difference:>11.1e}  {note}")
 
 
