@@ -126,11 +126,12 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
     backend : {"threads", "dask"}, default="threads"
         ``"dask"`` runs the blocks schedule on a :doc:`Dask cluster <dask:deploying>`: each row of
         blocks (the entries of a group of centre words, 16 bytes each) is sent once to a worker and
-        stays there, the block ``(r, c)`` runs on that worker, and the context vectors of group
-        ``c`` move from worker to worker between strata; the client holds the parameters and
-        nothing per nonzero. Each block computes what it computes on threads, so the parameters
-        equal the threads' bit for bit. A worker that dies is survived: its entries are sent
-        again and the epoch runs again from the parameters the client holds.
+        stays there (a matrix counted on the cluster is not sent: the worker reads its rows from the
+        matrix's files, which the workers share), the block ``(r, c)`` runs on that worker, and the
+        context vectors of group ``c`` move from worker to worker between strata; the client holds
+        the parameters and nothing per nonzero. Each block computes what it computes on threads, so
+        the parameters equal the threads' bit for bit. A worker that dies is survived: its entries
+        are sent (or read) again and the epoch runs again from the parameters the client holds.
     client : dask.distributed.Client, str or None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` single-threaded worker processes (closed when training ends).
