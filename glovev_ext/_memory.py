@@ -183,13 +183,9 @@ def row_sums(matrix: sp.csr_matrix) -> np.ndarray:
     """Each row's sum of a CSR matrix (``matrix.sum(axis=1)`` raveled, the same numbers), a span of rows at a time,
     the pages of a memory-mapped matrix let go after each span: a sum over the whole matrix does not make it all
     resident at once."""
-    n_rows = matrix.shape[0]
-    stops = np.searchsorted(matrix.indptr, matrix.indptr[0] + np.arange(1, matrix.nnz // _SUMMED_ENTRIES + 2)
-                            * _SUMMED_ENTRIES, side="right") - 1
-    edges = np.unique(np.concatenate([[0], np.clip(stops, 1, n_rows), [n_rows]]))
     parts = []
-    for first, stop in zip(edges[:-1], edges[1:]):
-        parts.append(np.asarray(consecutive_rows(matrix, int(first), int(stop)).sum(axis=1)).ravel())
+    for first, stop in row_spans(matrix.indptr, _SUMMED_ENTRIES):
+        parts.append(np.asarray(consecutive_rows(matrix, first, stop).sum(axis=1)).ravel())
         release_pages(matrix)
     return np.concatenate(parts) if parts else np.asarray(matrix.sum(axis=1)).ravel()
 
