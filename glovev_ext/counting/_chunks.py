@@ -146,6 +146,12 @@ class TokenTable:
     def __len__(self) -> int:
         return self._n_keys
 
+    @property
+    def nbytes(self) -> int:
+        """The table's memory: its hash slots, keys and counts."""
+        return sum(array.nbytes for array in (self._table, self._key_hashes, self._key_offsets, self._key_bytes,
+                                              self._counts))
+
     def index(self, buffer: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """Ids of the token spans, adding unseen tokens and counting every occurrence."""
         ids, *state = index_tokens(buffer, starts, ends, self._table, self._key_hashes, self._key_offsets,

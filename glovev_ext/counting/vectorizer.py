@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
@@ -62,10 +63,13 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
     progress : bool, default=True
         Show tqdm progress bars.
     max_memory : int, str or None, default=None
-        Memory budget for the partial co-occurrence matrices, in bytes or as a string such as
-        ``"600M"`` or ``"2G"`` (powers of 1024). Partials that would exceed it are written to a
-        temporary folder as sorted runs and merged at the end, as the C tool's ``cooccur -memory``
-        does; the result is the same, bit for bit. A quarter of the budget goes to the chunks in
+        Memory budget for counting co-occurrences, in bytes or as a string such as ``"600M"`` or
+        ``"2G"`` (powers of 1024): the vocabulary (its words and their ids, measured once it is
+        known), the partial co-occurrence matrices and the chunks being counted. Partials that
+        would exceed it are written to a temporary folder as sorted runs and merged at the end, as
+        the C tool's ``cooccur -memory`` does; the result is the same, bit for bit. A vocabulary
+        that leaves less than a quarter of the budget is logged as a warning (counting then holds
+        that quarter besides). Of what the vocabulary leaves, a quarter goes to the chunks in
         flight, whose number it limits (down to one, however large ``chunk_size`` is); the rest to
         the partials and the blocks of the merges. A final matrix larger than about an eighth of
         the budget is kept on disk: its values and column indices are memory-mapped from files in
@@ -188,8 +192,9 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         with tempfile.TemporaryFile(prefix="glovev-ids-") as spill:
             chunk_sizes, provisional_to_final = self._fit_vocabulary(raw_documents, spill=spill)
             spill.seek(0)
+            held = _vocabulary_bytes(self.vocabulary_, provisional_to_final, self.word_counts_)
             with self._progress_bar("counting co-occurrences", total=self.n_tokens_) as bar, \
-                    self._counter(bar) as counter:
+                    self._counter(bar, held) as counter:
                 for n_ids, n_docs in chunk_sizes:
                     ids = np.fromfile(spill, dtype=np.int32, count=n_ids)
                     doc_ends = np.fromfile(spill, dtype=np.int64, count=n_docs)
@@ -216,7 +221,8 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
             with connected(self.client, resolve_n_jobs(self.n_jobs)) as client:
                 return self._matrix_on_dask(client, *_line_corpus(raw_documents))
         table = TokenTable.from_words(list(self.vocabulary_))
-        with self._progress_bar("counting co-occurrences") as bar, self._counter(bar) as counter:
+        held = _vocabulary_bytes(self.vocabulary_, self.word_counts_) + table.nbytes
+        with self._progress_bar("counting co-occurrences") as bar, self._counter(bar, held) as counter:
             for chunk in self._chunks(raw_documents):
                 counter.submit(looked_up_ids, table, chunk)
             matrix = self._matrix(counter.symmetric_result(), counter)
@@ -267,10 +273,16 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         parse_memory(self.max_memory)
         check_backend(self.backend, self.client)
 
-    def _counter(self, bar: tqdm) -> ContextCounter:
+    def _counter(self, bar: tqdm, held: int) -> ContextCounter:
+        """The counter of the co-occurrence pass, given the ``held`` bytes of the vocabulary in memory."""
         n_jobs, max_memory = resolve_n_jobs(self.n_jobs), parse_memory(self.max_memory)
         max_in_flight = None
         if max_memory is not None:
+            if held > max_memory - max_memory // 4:
+                logger.warning("max_memory=%s: the vocabulary of %d words takes %s bytes of it, and counting holds a "
+                               "quarter of the budget besides; raise max_memory, or min_count or max_vocab_size for a "
+                               "smaller vocabulary", self.max_memory, len(self.vocabulary_), f"{held:,}")
+            max_memory = max(max_memory - held, max_memory // 4)
             # A quarter of the budget for the chunks being counted: fewer in flight, never smaller
             # chunks, since the chunk boundaries fix the merge tree and so the result's bits.
             max_in_flight = max(1, min(2 * n_jobs, max_memory // (4 * _CHUNK_MEMORY_FACTOR * self.chunk_size)))
@@ -393,6 +405,12 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
 
 # A chunk being counted takes about this many times its bytes of text (with the default window).
 _CHUNK_MEMORY_FACTOR = 25
+
+
+def _vocabulary_bytes(vocabulary: dict[str, int], *arrays: np.ndarray) -> int:
+    """The memory of a vocabulary (the dict, its words and their ids) and of ``arrays``."""
+    objects = sum(map(sys.getsizeof, vocabulary)) + sum(map(sys.getsizeof, vocabulary.values()))
+    return sys.getsizeof(vocabulary) + objects + sum(array.nbytes for array in arrays)
 
 
 def _line_corpus(raw_documents: Iterable) -> tuple[LineCorpus, np.ndarray | None]:

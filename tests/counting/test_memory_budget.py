@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ import scipy.sparse as sp
 import glovev_ext
 from glovev_ext import CooccurrenceVectorizer
 from glovev_ext.counting import _spill
+from glovev_ext.counting._chunks import TokenTable
 from glovev_ext.counting._spill import SpillingMerger
 from glovev_ext._checks import parse_memory
 
@@ -135,3 +138,42 @@ def test_many_transposed_runs_merge_in_a_tree_of_bounded_fan_in(paragraphs, monk
     expected = CooccurrenceVectorizer(**params).fit_transform(paragraphs)
     assert_identical(CooccurrenceVectorizer(max_memory="100K", **params).fit_transform(paragraphs), expected)
     assert len(widest) > 10 and sum(width > 2 for width in widest) == 1
+
+
+
+def test_the_vocabulary_counts_against_the_budget(paragraphs, monkeypatch, caplog):
+    """The partials and the chunks get the budget less what the vocabulary holds: its dict, words and ids (measured
+    here by tracemalloc on a copy), its counts, and each word type's final id (fit) or the table that finds the words
+    (transform); down to a quarter of the budget, which a warning names. The matrix stays the same bits."""
+    from glovev_ext.counting import vectorizer as vectorizer_module
+    budgets = []
+    counter = vectorizer_module.ContextCounter
+
+    def recording_counter(*args, max_memory=None, **kwargs):
+        budgets.append(max_memory)
+        return counter(*args, max_memory=max_memory, **kwargs)
+
+    monkeypatch.setattr(vectorizer_module, "ContextCounter", recording_counter)
+    params = dict(window=6, min_count=2, n_jobs=1, chunk_size=10_000, progress=False)
+    expected = CooccurrenceVectorizer(**params).fit_transform(paragraphs)
+    budget = 40 << 20
+    fitted = CooccurrenceVectorizer(max_memory=budget, **params)
+    assert_identical(fitted.fit_transform(paragraphs), expected)
+    assert_identical(fitted.transform(paragraphs), expected)
+    tracemalloc.start()
+    copied = {(word + " ")[:-1]: rank + 1000 for rank, word in enumerate(fitted.vocabulary_)}  # new strings, ints
+    measured = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    del copied
+    n_types = len({token for paragraph in paragraphs for token in paragraph.lower().split()})
+    held_in_fit = budget - budgets[1]
+    held_in_transform = budget - budgets[2]
+    # (tracemalloc's measure of the copy runs 3 % above the sizes sys.getsizeof gives of the same objects)
+    assert held_in_fit == pytest.approx(measured + fitted.word_counts_.nbytes + 4 * n_types, rel=0.05)
+    table = TokenTable.from_words(list(fitted.vocabulary_))
+    assert held_in_transform == pytest.approx(measured + fitted.word_counts_.nbytes + table.nbytes, rel=0.05)
+    with caplog.at_level("WARNING", logger="glovev_ext.counting.vectorizer"):
+        assert_identical(CooccurrenceVectorizer(max_memory=measured, **params).fit_transform(paragraphs), expected)
+    assert budgets[-1] == measured // 4
+    assert re.search(rf"max_memory={measured}: the vocabulary of {len(fitted.vocabulary_)} words takes [\d,]+ bytes "
+                     r"of it, and counting holds a quarter of the budget besides", caplog.text)
