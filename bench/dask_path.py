@@ -91,14 +91,14 @@ def split_halves(lines, vectorizer) -> tuple:
 
 
 class EntriesMessage(logging.Handler):
-    """Keeps what training logs of the entries it sent to the workers (Dask's own size of them)."""
+    """Keeps what training logs of the entries on the workers (sent to them or read from the files; Dask's own size)."""
 
     def __init__(self):
         super().__init__(logging.INFO)
         self.message = ""
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage().startswith("training entries sent"):
+        if record.getMessage().startswith("training entries"):
             self.message = record.getMessage()
 
 
@@ -185,7 +185,7 @@ def run(folder: str) -> None:
                     trained = train_glove(source, args.dim, **training, backend="dask", client=client)
                     elapsed = time.perf_counter() - started
                     difference = parameter_difference(trained, parameters)
-                    note = entries.message.split(": ", 1)[-1]
+                    note = entries.message.removeprefix("training entries ")
                 elif stage == "covariances":
                     model = covariances(source, parameters, args.dim, os.path.join(folder, f"dask{n_workers}.glovev"),
                                         client)
