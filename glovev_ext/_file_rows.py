@@ -12,7 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._memory import file_span, map_file
+from ._memory import file_span, map_file, release_pages
+
+# Entries FileRows gathers between two releases of the mapped files' pages (12 MiB of values and columns).
+_GATHERED_ENTRIES = 1 << 20
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: compared by identity, Dask never needs their arrays compared
@@ -65,6 +68,18 @@ class FileRows:
         values = map_file(self.values_path, np.float64, last - first, offset=self.values_offset // 8 + first)
         columns = map_file(self.columns_path, np.int32, last - first, offset=self.columns_offset // 4 + first)
         if not np.array_equal(self.starts[1:], self.ends[:-1]):
-            where = np.repeat(self.starts - first - indptr[:-1], lengths) + np.arange(indptr[-1])
-            values, columns = values[where], columns[where]
+            values, columns = self._gathered(values, columns, lengths, indptr, first)
         return sp.csr_matrix((values, columns, indptr), shape=(lengths.size, self.n_columns), copy=False)
+
+    def _gathered(self, values: np.ndarray, columns: np.ndarray, lengths: np.ndarray, indptr: np.ndarray,
+                  first: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' values and columns copied out of the mapped files, :data:`_GATHERED_ENTRIES` at a time, the
+        pages read let go after each: rows scattered over the whole matrix do not make it all resident at once."""
+        where = np.repeat(self.starts - first - indptr[:-1], lengths) + np.arange(indptr[-1])
+        gathered_values, gathered_columns = np.empty(where.size, values.dtype), np.empty(where.size, columns.dtype)
+        for start in range(0, where.size, _GATHERED_ENTRIES):
+            taken = where[start:start + _GATHERED_ENTRIES]
+            gathered_values[start:start + taken.size] = values[taken]
+            gathered_columns[start:start + taken.size] = columns[taken]
+            release_pages(values, columns)
+        return gathered_values, gathered_columns

@@ -236,9 +236,14 @@ def test_a_kept_file_is_mapped_from_any_offset_found_again_and_deleted_with_its_
     assert not folder.exists()
 
 
-def test_rows_read_from_the_files_are_the_matrixs_rows_in_the_order_asked(tmp_path):
+def test_rows_read_from_the_files_are_the_matrixs_rows_in_the_order_asked(tmp_path, monkeypatch):
     """What a Dask worker reads of a matrix in kept files: any rows, in any order, repeated or empty, equal the
-    matrix's own; consecutive rows stay mapped (nothing read), others are gathered into memory."""
+    matrix's own; consecutive rows stay mapped (nothing read), others are gathered into memory a few entries at a
+    time, the files' pages let go after each."""
+    from glovev_ext import _file_rows
+    releases = []
+    monkeypatch.setattr(_file_rows, "_GATHERED_ENTRIES", 7)
+    monkeypatch.setattr(_file_rows, "release_pages", lambda *arrays: releases.append(len(arrays)))
     rng = np.random.default_rng(3)
     dense = rng.random((40, 30)) * (rng.random((40, 30)) < 0.3)
     dense[[0, 7, 8, 39]] = 0  # empty rows, first and last among them
@@ -255,6 +260,7 @@ def test_rows_read_from_the_files_are_the_matrixs_rows_in_the_order_asked(tmp_pa
              "scattered": np.arange(1, 40, 3), "reversed": np.arange(39, -1, -1), "repeated": np.array([4, 4, 2, 4]),
              "empty rows only": np.array([0, 8]), "none": np.array([], dtype=np.int64)}
     for name, rows in cases.items():
+        releases.clear()
         read = FileRows.of(matrix, spans, rows).read()
         expected = made[rows]
         assert read.shape == expected.shape, name
@@ -263,3 +269,5 @@ def test_rows_read_from_the_files_are_the_matrixs_rows_in_the_order_asked(tmp_pa
         assert read.data.tobytes() == expected.data.tobytes(), name
         consecutive = rows.size > 0 and np.array_equal(rows, np.arange(rows[0], rows[0] + rows.size))
         assert (mapping_of(read.data) is not None) == consecutive, name
+        gathered = 0 if consecutive or rows.size == 0 else expected.nnz
+        assert releases == [2] * -(-gathered // 7), name  # values and columns, after every 7 entries gathered
