@@ -52,11 +52,6 @@ class FileRows:
                    np.asarray(matrix.indptr[rows], dtype=np.int64), np.asarray(matrix.indptr[rows + 1], dtype=np.int64),
                    matrix.shape[1])
 
-    @property
-    def nbytes(self) -> int:
-        """What a task carries for the rows (Dask's measure of the object's size)."""
-        return self.starts.nbytes + self.ends.nbytes
-
     def read(self) -> sp.csr_matrix:
         """The rows as a CSR matrix: for consecutive rows, its values and columns mapped from the files (nothing
         read until used); else gathered from the files into memory."""
