@@ -306,8 +306,8 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="run counting, training and the posterior's passes on a Dask cluster (pip install "
                           "'glovev-ext[dask]'): the scheduler at this address (e.g. tcp://10.0.0.5:8786; its workers "
                           "must read the corpus file at the same path), or, with no address, a local cluster of "
-                          "--n-jobs worker processes; the same result as on threads (the counts to rounding, the "
-                          "rest bit for bit from them). --point-estimate posterior only (default: threads)")
+                          "--n-jobs worker processes; the same result as on threads, bit for bit. --point-estimate "
+                          "posterior only (default: threads)")
     fit.add_argument("--device", default=glove["device"], metavar="DEVICE",
                      help="train on this PyTorch device: cuda, cuda:1, or cpu for the same code on the processor "
                           "(pip install 'glovev-ext[gpu]'); the passes that fit rows (the covariances, the prior, the "

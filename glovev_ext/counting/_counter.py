@@ -108,8 +108,7 @@ class ContextCounter:
 
     def _count(self, make_ids, *args) -> tuple[sp.csr_matrix, int]:
         ids, doc_ends = make_ids(*args)
-        indptr, indices, data = count_right_contexts(ids, doc_ends, self._window, self._n_words)
-        return sp.csr_matrix((data, indices, indptr), shape=(self._n_words, self._n_words)), ids.size
+        return right_contexts(ids, doc_ends, self._window, self._n_words), ids.size
 
     def _merge_when_ready(self, earlier: Future, later: Future) -> Future:
         merged: Future = Future()
@@ -138,6 +137,13 @@ class ContextCounter:
         earlier.add_done_callback(input_done)
         later.add_done_callback(input_done)
         return merged
+
+
+def right_contexts(ids: np.ndarray, doc_ends: np.ndarray, window: int, n_words: int) -> sp.csr_matrix:
+    """One chunk's right-context matrix: row ``i``, column ``j`` sums ``1 / distance`` over the times ``j`` follows
+    ``i`` within ``window`` words in a document (negative ids are out-of-vocabulary words, removed first)."""
+    indptr, indices, data = count_right_contexts(ids, doc_ends, window, n_words)
+    return sp.csr_matrix((data, indices, indptr), shape=(n_words, n_words))
 
 
 def _then(future: Future, function: Callable) -> Future:

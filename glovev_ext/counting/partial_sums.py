@@ -32,9 +32,13 @@ class PartialSums:
     def __len__(self) -> int:
         return len(self._levels)
 
-    def add(self, partial: Any) -> None:
-        """Take one more partial, merging while the newest held one has the same level."""
-        level = 0
+    def add(self, partial: Any, level: int = 0) -> None:
+        """Take one more partial, merging while the newest held one has the same level.
+
+        ``level=k`` adds the sum of ``2**k`` partials merged as this counter would merge them: where
+        the partials added so far number a multiple of ``2**k``, the sums are the same as adding
+        those ``2**k`` one by one.
+        """
         while self._levels and self._levels[-1][0] == level:
             partial = self._merge(self._levels.pop()[1], partial)
             level += 1

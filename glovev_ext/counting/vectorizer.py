@@ -80,14 +80,14 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
     backend : {"threads", "dask"}, default="threads"
         Where counting runs. ``"dask"`` counts a :class:`~glovev_ext.LineCorpus` on the workers of
         a Dask cluster (``pip install 'glovev-ext[dask]'``): each worker reads the corpus file
-        itself and counts its shard (stripes of 1,000 documents), the word counts and the
-        matrix's row blocks are summed in trees of merges on the workers, and the workers write
-        the summed blocks into files in TMPDIR that the client memory-maps, so neither the
-        client nor any worker holds the whole matrix. The files stay while the matrix lives (the
-        workers of the covariance passes map their rows from them) and are deleted when it is
-        freed. The corpus file and TMPDIR must be where the workers see them (a local cluster, or
-        a shared file system). The result equals the
-        threaded count but for the order of the floating-point sums (to 1e-15 relative).
+        itself; the word counts are summed over shards of the documents, and each counting task
+        takes a run of the threads' chunks and sums their counts as the threads do, row block by
+        row block, in the threads' tree of merges, on the workers. The workers write the summed
+        blocks into files in TMPDIR that the client memory-maps, so neither the client nor any
+        worker holds the whole matrix. The files stay while the matrix lives (the workers of the
+        passes and of training read their rows from them) and are deleted when it is freed. The
+        corpus file and TMPDIR must be where the workers see them (a local cluster, or a shared
+        file system). The result is the threaded count's, bit for bit.
     client : dask.distributed.Client, str or None, default=None
         With ``backend="dask"``: a client, a scheduler address, or None for a local cluster of
         ``n_jobs`` single-threaded worker processes for the call.
