@@ -46,6 +46,7 @@ from .partial_sums import PartialSums
 
 _STRIPE = 1000  # documents in a row go to the same shard
 _SHARDS_PER_WORKER = 2
+_MAX_RUN_CHUNKS = 16  # chunks a counting task sums (a power of two): 64 MB of text at the default chunk size
 _BLOCKS_PER_WORKER = 4  # row blocks of the summed matrix per worker
 
 
@@ -238,7 +239,8 @@ def matrix_on_dask(client, corpus: LineCorpus, words: Sequence[str], *, window: 
                            pure=False).result()
     n_chunks = starts.size - 1
     # Runs of a power of two of chunks, aligned on multiples of it: each run's sum is a node of the threads' tree.
-    run = 1 << max(0, (-(-n_chunks // (_SHARDS_PER_WORKER * n_workers)) - 1).bit_length())
+    # About two runs per worker, and none longer than _MAX_RUN_CHUNKS: a run's sum is held whole by its worker.
+    run = min(1 << max(0, (-(-n_chunks // (_SHARDS_PER_WORKER * n_workers)) - 1).bit_length()), _MAX_RUN_CHUNKS)
     sums = PartialSums(lambda earlier, later: tuple(client.submit(add_blocks, e, l, pure=False)
                                                     for e, l in zip(earlier, later)))
     for first in range(0, n_chunks, run):

@@ -69,7 +69,11 @@ def test_counting_on_the_cluster_equals_counting_on_threads(client, corpus_folde
     assert list(private_tmpdir.iterdir()) == []  # nothing is left behind once the matrix is freed
 
 
-def test_a_subset_of_documents_is_counted_as_on_threads(client):
+def test_a_subset_of_documents_is_counted_as_on_threads(client, monkeypatch):
+    """In runs of at most 2 chunks: 5 runs of the subset's 9 chunks, the last of one (more than the workers take at
+    once)."""
+    from glovev_ext.counting import _dask_counting
+    monkeypatch.setattr(_dask_counting, "_MAX_RUN_CHUNKS", 2)
     corpus = glovev_ext.load_default_corpus(max_documents=2500)
     keep = np.random.default_rng(3).random(2500) < 0.5
     threads = glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False, n_jobs=1, chunk_size=30_000).fit(corpus)
