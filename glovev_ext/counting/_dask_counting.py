@@ -223,8 +223,9 @@ def matrix_on_dask(client, corpus: LineCorpus, words: Sequence[str], *, window: 
     Returns
     -------
     scipy.sparse.csr_matrix
-        Its column indices and values memory-mapped from the files the workers wrote in a folder of
-        TMPDIR (deleted once mapped, so nothing is left behind), its row pointers in memory.
+        The threads' matrix, bit for bit: its column indices and values memory-mapped from the files
+        the workers wrote in a folder of TMPDIR (kept while the matrix lives, deleted when it is
+        freed), its row pointers in memory.
     """
     n_workers = _n_workers(client)
     n_words = len(words)
