@@ -82,6 +82,9 @@ def test_a_subset_of_documents_is_counted_as_on_threads(client, monkeypatch):
     dask = glovev_ext.CooccurrenceVectorizer(min_count=3, progress=False, backend="dask", client=client,
                                              chunk_size=30_000).fit(corpus)
     assert_same_counts(dask.transform(DocumentSubset(corpus, keep)), reference, dask, threads)
+    none = np.zeros(2500, dtype=bool)  # no document at all: no chunk, the empty matrix, as on threads
+    empty = dask.transform(DocumentSubset(corpus, none))
+    assert empty.shape == reference.shape and empty.nnz == 0 == threads.transform(DocumentSubset(corpus, none)).nnz
 
 
 def test_fit_corpus_counts_the_corpus_and_its_halves_on_the_cluster(client):
