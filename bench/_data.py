@@ -20,3 +20,18 @@ def corpus(name: str) -> tuple[str, glovev_ext.LineCorpus]:
     if path.exists():
         return name, glovev_ext.LineCorpus(path)
     return f"embedded corpus (no {path})", glovev_ext.load_default_corpus()
+
+
+def corpus_groups(name: str, unit: str) -> glovev_ext.DocumentGroups | None:
+    """The groups of a corpus of :func:`corpus` by ``unit``: 'documents' (None: each its own group), 'books' or
+    'authors' (the manifest's ``doc``/``book`` and ``author`` columns); the embedded corpus's when the shared one is
+    absent, as :func:`corpus` falls back."""
+    if unit == "documents":
+        return None
+    manifests = {"gutenberg_us_10m": SHARED_DATA / "gutenberg_us_10m" / "manifest.tsv",
+                 "gutenberg_us_31m": SHARED_DATA / "gutenberg_us_31m" / "manifest.tsv"}
+    manifest = manifests.get(name)
+    if manifest is None or not manifest.exists():
+        manifest = glovev_ext.counting.default_corpus_manifest_path()
+    column = "author" if unit == "authors" else ("doc" if manifest.name == "manifest.tsv" else "book")
+    return glovev_ext.read_groups(manifest, column=column, unit=unit)

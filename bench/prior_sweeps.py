@@ -55,6 +55,23 @@ def half_widths(kv, pairs) -> np.ndarray:
     return (interval[:, 1] - interval[:, 0]) / 2
 
 
+def band_half_widths(kv, edges=(5, 100, 300, 1_000, 3_000), n_pairs: int = 200) -> str:
+    """The median 95 % half-width of a cosine for up to ``n_pairs`` random pairs of words of each band of pooled count
+    (lower ``edges``), seeded."""
+    usable = [w for w in kv.index_to_key if kv.has_covariance(w)]
+    counts = np.array([kv.get_vecattr(w, "count") for w in usable])
+    generator = np.random.default_rng(0)
+    parts = []
+    for low, high in zip(edges, [*edges[1:], np.inf]):
+        members = np.flatnonzero((counts >= low) & (counts < high))
+        if members.size < 2:
+            continue
+        chosen = {tuple(sorted(generator.choice(members, 2, replace=False))) for _ in range(n_pairs)}
+        widths = half_widths(kv, [(usable[a], usable[b]) for a, b in sorted(chosen)])
+        parts.append(f"{low:,}{'+' if np.isinf(high) else f'-{int(high) - 1:,}'}: {np.median(widths):.3f}")
+    return "median 95 % half-width of a random pair's cosine by band: " + ", ".join(parts)
+
+
 def informativeness(kv, n_pairs: int) -> str:
     usable = [w for w in kv.index_to_key if kv.has_covariance(w)]
     chosen = np.random.default_rng(0).choice(len(usable), size=(n_pairs, 2))

@@ -3,7 +3,8 @@
 Usage: python bench/split_half.py [--corpus embedded|gutenberg_us_10m|gutenberg_us_31m] [--n-components 50]
                                   [--epochs 25] [--point-estimate trained] [--prior-strength 1] [--sweeps N]
                                   [--no-noise-calibration] [--n-pairs 300] [--seed 0] [--informative]
-                                  [--save-model DIR]
+                                  [--save-model DIR] [--groups documents|books|authors]
+                                  [--check-by documents|books|authors] [--check-seeds S [S ...]]
 
 Fits the corpus (``fit_corpus`` with the given D, epochs and point estimate; the shared corpora fall
 back to the embedded one when ../shared/data is absent), splits its documents at random into two
@@ -15,9 +16,14 @@ difference of their cosine between the halves (1 if calibrated) and how often th
 library's default equality test (``compare_models(...).equality()``) reject at 5 %. With
 ``--informative``, first the pooled fit's quality and how informative its intervals are (as
 ``bench/prior_sweeps.py`` prints them: WordSim-353, SimLex-999, Google analogy; the median 95 %
-half-width of 1,000 random pairs' cosines and the shares of WordSim-353 and SimLex-999 pairs below 0.1).
+half-width of 1,000 random pairs' cosines and the shares of WordSim-353 and SimLex-999 pairs below 0.1), and the
+median half-width of 200 random pairs' cosines in each band of pooled count.
 With ``--save-model DIR``, the pooled fit is saved there (``fit_corpus(..., output=)``, which checks
-the folder before the fit) for studies that should not refit it.
+the folder before the fit) for studies that should not refit it. ``--groups`` is the unit the noise
+calibration splits (``fit_corpus(groups=)``: books or authors of the corpus's manifest; default each
+document its own group), ``--check-by`` the unit the check splits (default: the same), and each of
+``--check-seeds`` draws one check's halves and pairs (default: ``--seed`` alone; the calibration's split
+is drawn from a child of ``--seed``'s stream, so no check repeats it).
 About 4-5 minutes for the embedded corpus at the defaults on 2 cores (most of it the 1,500 pairs' tests);
 gutenberg_us_31m at D = 100, 15 epochs takes 1.5-2 hours.
 """
@@ -27,8 +33,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from _data import corpus
-from prior_sweeps import informativeness, quality
+from _data import corpus, corpus_groups
+from prior_sweeps import band_half_widths, informativeness, quality
 
 import glovev_ext
 from glovev_ext.split_half import split_half_check
@@ -49,29 +55,41 @@ def main() -> None:
     parser.add_argument("--informative", action="store_true",
                         help="also print the pooled fit's quality and interval widths (bench/prior_sweeps.py)")
     parser.add_argument("--save-model", metavar="DIR", help="save the pooled fit there (glovev_ext.save_model)")
+    units = ("documents", "books", "authors")
+    parser.add_argument("--groups", default="documents", choices=units, help="the calibration's unit")
+    parser.add_argument("--check-by", choices=units, help="the check's unit (default: --groups)")
+    parser.add_argument("--check-seeds", type=int, nargs="+", help="one check per seed (default: --seed)")
     options = parser.parse_args()
     if options.corpus == "embedded":
         name, documents = "embedded corpus", glovev_ext.load_default_corpus()
     else:
         name, documents = corpus(options.corpus)
     documents = list(documents)
+    groups = corpus_groups(options.corpus, options.groups)
+    check_by = options.check_by or options.groups
+    check_groups = corpus_groups(options.corpus, check_by)
     started = time.perf_counter()
     estimator = glovev_ext.GloVeVEstimator(n_components=options.n_components, epochs=options.epochs,
                                            point_estimate=options.point_estimate, prior_strength=options.prior_strength,
                                            n_sweeps=options.sweeps, random_state=options.seed)
     fitted = glovev_ext.fit_corpus(documents, estimator=estimator, calibrate_noise=not options.no_noise_calibration,
-                                   progress=False, output=options.save_model)
+                                   groups=groups, progress=False, output=options.save_model)
     fitting = time.perf_counter() - started
     if options.informative:
         print(f"pooled fit: {quality(fitted.keyed_vectors)}; {informativeness(fitted.keyed_vectors, 1000)}", flush=True)
-    check = split_half_check(fitted, documents, n_pairs=options.n_pairs, random_state=options.seed, progress=False)
+        print(band_half_widths(fitted.keyed_vectors), flush=True)
     print(f"{name}: {len(documents):,} documents, D = {options.n_components}, {options.epochs} epochs, "
           f"point_estimate={options.point_estimate!r} ({fitted.estimator.n_sweeps_} sweeps"
-          + (f", prior strength {options.prior_strength:g}, noise scale {fitted.estimator.noise_scale_}"
-             if options.point_estimate == "posterior" else "")
-          + f"); fit {fitting:.0f} s, split halves "
-          f"{time.perf_counter() - started - fitting:.0f} s")
-    print(check)
+          + (f", prior strength {options.prior_strength:g}, calibrated by {options.groups}"
+             + (f" ({groups.n_groups} groups)" if groups is not None else "")
+             + f", noise scale {fitted.estimator.noise_scale_}" if options.point_estimate == "posterior" else "")
+          + f"); fit {fitting:.0f} s", flush=True)
+    for seed in options.check_seeds or [options.seed]:
+        started = time.perf_counter()
+        check = split_half_check(fitted, documents, groups=check_groups, n_pairs=options.n_pairs, random_state=seed,
+                                 progress=False)
+        print(f"check: halves of the {check_by}, seed {seed}; split halves {time.perf_counter() - started:.0f} s")
+        print(check, flush=True)
 
 
 if __name__ == "__main__":

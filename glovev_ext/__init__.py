@@ -18,7 +18,8 @@ rest of its stage's public names.
 
 from ._deprecation import moved_names
 from ._version import __version__
-from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus, load_default_corpus
+from .counting import (CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroups, LineCorpus, default_corpus_groups,
+                       load_default_corpus, read_groups)
 from .covariance import GloVeVEstimator, UndefinedCovarianceError
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus
@@ -49,6 +50,7 @@ __all__ = [
     "__version__",
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
+    "DocumentGroups",
     "FittedCorpus",
     "GloVeVEstimator",
     "KeyedVectorsWithVariance",
@@ -57,6 +59,7 @@ __all__ = [
     "UndefinedCovarianceError",
     "compare_models",
     "cosine_statistic",
+    "default_corpus_groups",
     "estimate",
     "evaluate_relational_similarity",
     "fit_corpus",
@@ -64,6 +67,7 @@ __all__ = [
     "load_default_corpus",
     "load_model",
     "plan_study",
+    "read_groups",
     "read_semeval2012",
     "save_model",
     "self_similarity",

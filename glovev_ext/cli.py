@@ -37,12 +37,14 @@ from ._checks import resolve_n_jobs
 from ._dask import connected
 from ._fit_report import PROBE_WORDS, premise_lines, report_parts
 from ._memory import trim_heap
-from .counting import CooccurrenceVectorizer, LineCorpus, default_corpus_path, load_default_corpus
+from .counting import (CooccurrenceVectorizer, DocumentGroups, LineCorpus, default_corpus_groups, default_corpus_path,
+                       groups_by_file, load_default_corpus, read_groups)
+from .counting.groups import MIN_GROUPS
 from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, CovarianceStore, GloVeVEstimator
 from .covariance.factor import LOW_RANK_PLUS_DIAGONAL, packed_size
 from .glove.device import resolve_batch_size
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import check_fit_params, fit_corpus, fit_metadata
+from .pipeline import check_fit_params, fit_corpus, fit_metadata, sampling_description
 from .atomic import atomic_path, check_writable
 from .saved_model import METADATA_FILE, check_model_directory, load_model, save_model
 from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, DEFAULT_SEED, METHODS, MISSING_CHOICES, PAPER_RELATIONS, SCALES,
@@ -302,6 +304,15 @@ def _build_parser() -> argparse.ArgumentParser:
                      help="--point-estimate posterior: keep GloVe-V's own noise model instead of scaling each word's "
                           "residual variance by the factor two random halves of the documents give (default: "
                           "calibrate; a corpus only)")
+    fit.add_argument("--groups", metavar="FILE",
+                     help="the unit the intervals describe resampling (books, authors, outlets, periods): a file "
+                          "with one group label per corpus line, or a tab-separated table of line ranges with the "
+                          "columns first_line and n_lines (as the corpora's manifests); the noise calibration then "
+                          "splits whole groups (at least 10). 'documents' makes each document its own group "
+                          "(default: the books of the embedded corpus, the files of a folder corpus, the documents "
+                          "of a file)")
+    fit.add_argument("--group-column", metavar="NAME",
+                     help="the column of a --groups table that names the groups (default: its first; e.g. author)")
     fit.add_argument("--dask", nargs="?", const=_LOCAL_CLUSTER, type=_scheduler, metavar="SCHEDULER",
                      help="run counting, training and the posterior's passes on a Dask cluster (pip install "
                           "'glovev-ext[dask]'): the scheduler at this address (e.g. tcp://10.0.0.5:8786; its workers "
@@ -543,14 +554,41 @@ def _open_model(path: str) -> tuple[KeyedVectorsWithVariance, dict]:
     return load_model(folder)
 
 
-def _noise_scale_line(scale) -> str:
-    """The fit report's line on the noise scale (docs/method.md 6.13)."""
+def _noise_scale_line(scale, groups: DocumentGroups | None) -> str:
+    """The fit report's line on the noise scale (docs/method.md 6.13, 6.16)."""
     if scale.is_identity:
         return "GloVe-V's own model (residual variances as fitted; not calibrated on split halves)"
     factors = [*scale.own.factors, *scale.pooled.factors]
-    return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency (rarer words "
-            "more), the factors by which two random halves of the documents differ beyond GloVe-V's noise model "
-            "(docs/method.md 6.13)")
+    halves = "the documents" if groups is None else f"its {groups.describe()}"
+    return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency, the factors "
+            f"by which two random halves of {halves} differ beyond GloVe-V's noise model (docs/method.md 6.13, "
+            "6.16)")
+
+
+def _fit_groups(args: argparse.Namespace, corpus: LineCorpus) -> DocumentGroups | None:
+    """The groups ``glovev fit`` calibrates on: ``--groups``, else the embedded corpus's books or a folder's files;
+    None for each document its own group, and where the fit calibrates nothing."""
+    calibrating = args.point_estimate == "posterior" and not args.no_noise_calibration
+    if args.groups is None:
+        if args.group_column is not None:
+            raise ValueError("--group-column names a column of a --groups table: give --groups too")
+        if not calibrating or not (corpus.source == default_corpus_path() or corpus.source.is_dir()):
+            return None
+        natural = (default_corpus_groups(corpus.max_documents) if corpus.source == default_corpus_path()
+                   else groups_by_file(corpus))
+        if natural.n_groups < MIN_GROUPS:
+            _say(f"groups: the corpus's {natural.describe()} are too few to calibrate on (at least {MIN_GROUPS}): "
+                 "each document is its own group (--groups FILE names another unit)")
+            return None
+        return natural
+    if not calibrating:
+        raise ValueError("--groups sets the unit of the noise calibration's random halves, and this fit has none "
+                         "(--no-noise-calibration, or a --point-estimate other than posterior)")
+    if args.groups == "documents":
+        if args.group_column is not None:
+            raise ValueError("--group-column names a column of a --groups table, not of --groups documents")
+        return None
+    return read_groups(args.groups, column=args.group_column)
 
 
 def _compact_line(store: CovarianceStore) -> str:
@@ -639,7 +677,10 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
     if args.glove_folder:
         if args.corpus:
             raise ValueError("give a corpus or --glove-folder, not both")
+        if args.groups is not None or args.group_column is not None:
+            raise ValueError("--groups label a corpus's documents, and --glove-folder reads no corpus")
         from .adapters import load_glove_folder
+        groups = None
         started = time.perf_counter()
         params = estimator.set_params(progress=show_progress).get_params()
         del params["pretrained"]  # the folder's vectors are the trained parameters
@@ -657,8 +698,9 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
             corpus = LineCorpus(args.corpus)
             source = str(corpus.source)
             _say(f"corpus: {source}")
-        fitted = fit_corpus(corpus, vectorizer, estimator, calibrate_noise=not args.no_noise_calibration,
-                            progress=show_progress, source=source)
+        groups = _fit_groups(args, corpus)
+        fitted = fit_corpus(corpus, vectorizer, estimator, groups=groups,
+                            calibrate_noise=not args.no_noise_calibration, progress=show_progress, source=source)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
@@ -680,7 +722,8 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
              f"({few:,} have {kv.vector_size} or fewer contexts: their residual variance is pooled over words seen "
              f"about as often, and their covariance is mostly the prior's)  [{model.fit_seconds_['covariances']:.1f} s"
              f"{where}]")
-        _say(f"noise: {_noise_scale_line(model.noise_scale_)}")
+        _say(f"noise: {_noise_scale_line(model.noise_scale_, groups)}")
+        _say(f"sampling: {sampling_description(metadata)}")
     else:
         branch = (f"{int(model.pseudo_inverse_.sum()):,} on the paper's pseudo-inverse branch, variances understated"
                   if model.conditioning == "paper" else f"{int(model.singular_.sum()):,} with a numerically singular H_i")
@@ -857,7 +900,7 @@ def _run_info(args: argparse.Namespace) -> int:
     size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
     with_covariance = sum(kv.has_covariance(key) for key in kv.index_to_key)
     _say(f"model: {directory} ({size / 1e6:,.1f} MB): {len(kv):,} words, D={kv.vector_size}, "
-          f"{with_covariance:,} with a covariance")
+          f"{with_covariance:,} with a covariance; {sampling_description(metadata)}")
     for section, values in metadata.items():
         if isinstance(values, dict):
             _say(f"{section}:")

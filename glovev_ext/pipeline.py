@@ -19,7 +19,7 @@ from sklearn.base import clone
 from ._checks import as_generator
 from ._deprecation import keywords_moved_to_objects
 from ._version import __version__
-from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, LineCorpus
+from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroups, LineCorpus
 from .counting.corpus import DocumentSubset
 from .covariance import GloVeVEstimator
 from .glove import SCHEDULES
@@ -67,8 +67,8 @@ _OLD_ESTIMATOR_KEYWORDS = ("n_components", "epochs", "x_max", "alpha", "learning
 @keywords_moved_to_objects(vectorizer=(CooccurrenceVectorizer, _OLD_VECTORIZER_KEYWORDS),
                            estimator=(GloVeVEstimator, _OLD_ESTIMATOR_KEYWORDS))
 def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = None,
-               estimator: GloVeVEstimator | None = None, *, calibrate_noise: bool = True, progress: bool = True,
-               source: str | None = None, output: str | os.PathLike | None = None,
+               estimator: GloVeVEstimator | None = None, *, groups=None, calibrate_noise: bool = True,
+               progress: bool = True, source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 
@@ -84,13 +84,21 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
         How to count the corpus; ``CooccurrenceVectorizer()`` when None.
     estimator : GloVeVEstimator, optional
         How to train GloVe and compute the covariances; ``GloVeVEstimator()`` when None.
+    groups : DocumentGroups or array-like of shape (n_documents,), optional
+        The unit the intervals describe resampling, as scikit-learn's ``groups``: one label per
+        document (the book, author, outlet or period it belongs to; a :class:`DocumentGroups` also
+        names the unit, e.g. :func:`~glovev_ext.default_corpus_groups` or
+        :func:`~glovev_ext.read_groups`). The noise calibration then splits whole groups at random
+        (docs/method.md 6.16), so that two sets of groups, not just two sets of documents, differ
+        as the intervals say. At least ``MIN_GROUPS`` (10) groups. None: each document is its own
+        group.
     calibrate_noise : bool, default=True
         With ``point_estimate="posterior"`` and no ``noise_scale`` of the estimator's own: split the
-        documents at random into two halves (seeded by the estimator's ``random_state``), count
-        each, and calibrate the noise scale on them (``GloVeVEstimator.fit(X, halves=...)``,
-        docs/method.md 6.13). The corpus is then read three times, so it must be re-iterable (a
-        list, a ``LineCorpus``, a gensim corpus), not a one-shot iterator. False keeps the model's
-        own noise.
+        documents (or the ``groups``) at random into two halves (seeded by the estimator's
+        ``random_state``), count each, and calibrate the noise scale on them
+        (``GloVeVEstimator.fit(X, halves=...)``, docs/method.md 6.13). The corpus is then read three
+        times, so it must be re-iterable (a list, a ``LineCorpus``, a gensim corpus), not a one-shot
+        iterator. False keeps the model's own noise (and takes no ``groups``).
     progress : bool, default=True
         Show progress bars (it sets ``progress`` of both clones).
     source : str, optional
@@ -111,7 +119,9 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
     ------
     TypeError, ValueError
         For a parameter of ``vectorizer`` or ``estimator`` that cannot work (``check_fit_params``),
-        before any work.
+        before any work; for ``groups`` without a calibration to use them, with fewer than
+        ``MIN_GROUPS`` groups, or with a number of labels other than the corpus's documents (checked
+        once the corpus is counted).
 
     Notes
     -----
@@ -142,11 +152,14 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
         raise ValueError("calibrate_noise=True reads the corpus three times (all of it, then each random half), but "
                          "it is a one-shot iterator: pass a list, a LineCorpus or another re-iterable corpus, or "
                          "calibrate_noise=False")
+    groups = _checked_groups(groups, corpus, calibrate_noise)
     if output is not None:
         check_model_directory(output, overwrite=overwrite)
     started = time.perf_counter()
     cooccurrence = vectorizer.fit_transform(corpus)
-    halves = _random_halves(vectorizer, corpus, estimator.random_state) if calibrate_noise else None
+    if groups is not None:
+        groups.check(vectorizer.n_documents_)
+    halves = _random_halves(vectorizer, corpus, estimator.random_state, groups) if calibrate_noise else None
     seconds = {"count": time.perf_counter() - started}
     estimator.fit(cooccurrence, halves=halves)
     seconds.update(estimator.fit_seconds_)
@@ -155,7 +168,7 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
         source = str(corpus.source) if isinstance(corpus, LineCorpus) else type(corpus).__name__
     checksum = corpus.sha256() if isinstance(corpus, LineCorpus) else None
     metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds,
-                            corpus_sha256=checksum)
+                            corpus_sha256=checksum, groups=groups)
     if output is not None:
         output = save_model(output, kv, metadata, overwrite=overwrite)
     return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata, output)
@@ -187,14 +200,33 @@ def check_fit_params(vectorizer: CooccurrenceVectorizer, estimator: GloVeVEstima
     estimator._check_params()
 
 
-def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state) -> tuple:
-    """The co-occurrence matrices of two random halves of ``corpus``'s documents (each document in one, with
-    probability 1/2), in the fitted vocabulary.
+def _checked_groups(groups, corpus: Iterable, calibrate_noise: bool) -> DocumentGroups | None:
+    """``fit_corpus``'s ``groups`` as :class:`DocumentGroups`, checked as far as can be before the corpus is read."""
+    if groups is None:
+        return None
+    if not calibrate_noise:
+        raise ValueError("groups set the unit of the noise calibration's random halves, and this fit has none "
+                         "(calibrate_noise=False, a point_estimate other than 'posterior', or the estimator's own "
+                         "noise_scale): drop groups, or calibrate")
+    groups = DocumentGroups.from_labels(groups)
+    if hasattr(corpus, "__len__"):
+        groups.check(len(corpus))
+    return groups
+
+
+def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state,
+                   groups: DocumentGroups | None = None) -> tuple:
+    """The co-occurrence matrices of two random halves of ``corpus``'s documents, in the fitted vocabulary: each
+    document in one with probability 1/2, or with ``groups``, half of the groups (``DocumentGroups.halves``).
 
     The split comes from a child of ``random_state``'s stream, so a :func:`~glovev_ext.split_half.split_half_check`
     with the same seed checks the calibration on another split.
     """
-    first = as_generator(random_state).spawn(1)[0].random(vectorizer.n_documents_) < 0.5
+    generator = as_generator(random_state).spawn(1)[0]
+    if groups is None:
+        first = generator.random(vectorizer.n_documents_) < 0.5
+    else:
+        first = groups.halves(generator)
     if isinstance(corpus, LineCorpus):  # a corpus a Dask cluster's workers can read for themselves
         return tuple(vectorizer.transform(DocumentSubset(corpus, first == side)) for side in (True, False))
     return tuple(vectorizer.transform(document for document, in_first in zip(corpus, first) if in_first == side)
@@ -202,7 +234,7 @@ def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_
 
 
 def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,
-                 seconds: dict, corpus_sha256: str | None = None) -> dict:
+                 seconds: dict, corpus_sha256: str | None = None, groups: DocumentGroups | None = None) -> dict:
     """The metadata a saved model carries: what was fitted, how, and what came out.
 
     Parameters
@@ -218,6 +250,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
     corpus_sha256 : str, optional
         :meth:`LineCorpus.sha256 <glovev_ext.LineCorpus.sha256>` of the corpus (None for one held in
         memory, or for parameters read from files).
+    groups : DocumentGroups, optional
+        The groups the noise calibration split (None: each document its own group).
 
     Returns
     -------
@@ -228,7 +262,9 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         (None unless alternating or posterior), prior_strength (None unless posterior), noise_scale (the knots
         of ``noise_scale_``, ``{"own": {"total", "factor", "n_words"}, "pooled": ...}``; None without one),
         covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
-        n_singular, n_pseudo_inverse) and ``seconds``.
+        n_singular, n_pseudo_inverse), ``sampling`` (what the intervals describe resampling, ``unit`` and
+        ``n_groups``: the groups' unit, or "documents" each its own group; None where the noise was not
+        calibrated, so that the intervals carry GloVe-V's model noise only) and ``seconds``.
     """
     counting = None
     if vectorizer is not None:
@@ -257,8 +293,42 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
                    "n_with_covariance": int(estimator.covariance_defined_.sum()),
                    "n_singular": int(estimator.singular_.sum()),
                    "n_pseudo_inverse": int(estimator.pseudo_inverse_.sum())},
+        "sampling": _sampling_metadata(estimator, vectorizer, groups),
         "seconds": {name: round(float(value), 3) for name, value in seconds.items()},
     }
+
+
+def _sampling_metadata(estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,
+                       groups: DocumentGroups | None) -> dict | None:
+    """What the intervals describe resampling: the calibration's unit and how many there were."""
+    if _noise_scale_metadata(estimator) is None:
+        return None
+    if groups is not None:
+        return {"unit": groups.unit, "n_groups": groups.n_groups}
+    return {"unit": "documents", "n_groups": getattr(vectorizer, "n_documents_", None)}
+
+
+def sampling_description(metadata: dict) -> str:
+    """What a model's intervals describe, in words, from its metadata (its ``sampling``).
+
+    Parameters
+    ----------
+    metadata : dict
+        A saved model's metadata (``fit_metadata``).
+
+    Returns
+    -------
+    str
+        E.g. "intervals describe resampling books: 38 groups", or, without a calibration, that they
+        carry GloVe-V's model noise only.
+    """
+    sampling = metadata.get("sampling")
+    if not sampling:
+        return ("intervals carry GloVe-V's model noise only (no calibration on split halves): not the variation "
+                "between documents or groups of them")
+    n_groups = sampling.get("n_groups")
+    count = f": {n_groups:,} groups" if isinstance(n_groups, int) else ""
+    return f"intervals describe resampling {sampling['unit']}{count}"
 
 
 def _noise_scale_metadata(estimator: GloVeVEstimator) -> dict | None:

@@ -33,6 +33,7 @@ from tqdm.auto import tqdm
 
 from ._checks import DEFAULT_SEED, as_generator, check_int
 from ._docstrings import fill_doc
+from .counting import DocumentGroups
 from .pipeline import FittedCorpus
 from .covariance import GaussianPrior
 from .stats import compare_models, vector_change_test
@@ -106,10 +107,10 @@ class SplitHalfCheck:
 
 
 @fill_doc
-def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int = 300,
+def split_half_check(fitted: FittedCorpus, documents: Sequence, *, groups=None, n_pairs: int = 300,
                      bands: Sequence[int] = BAND_EDGES, confidence_level: float = 0.95, random_state=DEFAULT_SEED,
                      progress: bool = True) -> SplitHalfCheck:
-    """Split ``documents`` at random into two halves, fit each in the pooled basis and compare them.
+    """Split ``documents`` (or their groups) at random into two halves, fit each in the pooled basis and compare them.
 
     Parameters
     ----------
@@ -119,6 +120,10 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
     documents : sequence of documents
         The corpus as ``fit_corpus`` took it (a list of strings or of token lists); each document
         goes to one half with probability 1/2.
+    groups : DocumentGroups or array-like of shape (n_documents,), optional
+        One label per document, as :func:`~glovev_ext.fit_corpus` takes them: split whole groups
+        instead, half of them (drawn at random) to each half, to check the intervals at the unit
+        the user samples (books, authors).
     n_pairs : int, default=300
         Random pairs of words drawn within each band (fewer when the band has fewer pairs).
     bands : sequence of int
@@ -133,13 +138,19 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, n_pairs: int 
     Returns
     -------
     SplitHalfCheck
+        The comparison of the two halves, per word, per pair and by band.
     """
     _checked_options(n_pairs, bands, confidence_level)  # before the halves are fitted
     generator = as_generator(random_state)
     documents = list(documents)
     if len(documents) < 2:
         raise ValueError(f"splitting a corpus in two needs at least two documents, got {len(documents)}")
-    first_half = generator.random(len(documents)) < 0.5
+    if groups is None:
+        first_half = generator.random(len(documents)) < 0.5
+    else:
+        groups = DocumentGroups.from_labels(groups)
+        groups.check(len(documents))
+        first_half = groups.halves(generator)
     halves = fit_subcorpora(fitted, {"A": [d for d, a in zip(documents, first_half) if a],
                                      "B": [d for d, a in zip(documents, first_half) if not a]})
     pooled = fitted.keyed_vectors

@@ -7,17 +7,22 @@ threaded counter (``_counter``) are private to this stage; the merge of partial 
 
 from .._deprecation import moved_names
 from .corpus import LineCorpus, default_corpus_manifest_path, default_corpus_path, load_default_corpus
+from .groups import DocumentGroups, default_corpus_groups, groups_by_file, read_groups
 from .matrix import CooccurrenceMatrix, check_cooccurrence
 from .vectorizer import CooccurrenceVectorizer
 
 __all__ = [
     "CooccurrenceMatrix",
     "CooccurrenceVectorizer",
+    "DocumentGroups",
     "LineCorpus",
     "check_cooccurrence",
+    "default_corpus_groups",
     "default_corpus_manifest_path",
     "default_corpus_path",
+    "groups_by_file",
     "load_default_corpus",
+    "read_groups",
 ]
 
 __getattr__ = moved_names(__name__, {"partial_sums": ("PartialSums",)})

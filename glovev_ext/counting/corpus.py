@@ -75,6 +75,16 @@ class LineCorpus:
             raise FileNotFoundError(f"corpus folder {self.source} holds no files")
 
     def __iter__(self) -> Iterator[str]:
+        return (document for _, document in self.documents_with_files())
+
+    def documents_with_files(self) -> Iterator[tuple[Path, str]]:
+        """The documents as :meth:`__iter__` yields them, each with the file it is read from.
+
+        Yields
+        ------
+        (Path, str)
+            The file, and one document (a line without its newline).
+        """
         remaining = self.max_documents
         limit = MAX_LINE_CHARACTERS
         for path in self._files():
@@ -95,7 +105,7 @@ class LineCorpus:
                         if "\x00" in line:
                             where = f"in line {line_number:,}" if line_number > 1 else "in its first line"
                             raise ValueError(_not_text(path, where))
-                        yield line.rstrip("\n")
+                        yield path, line.rstrip("\n")
             except UnicodeDecodeError as error:
                 raise ValueError(_not_utf8(path, line_number, error)) from None
             except (OSError, EOFError, lzma.LZMAError, zlib.error) as error:

@@ -293,7 +293,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             Ignored.
         halves : (matrix, matrix), optional
             ``point_estimate="posterior"``: the co-occurrence matrices of two random halves of the
-            corpus's documents, in ``X``'s vocabulary (``X`` is their sum). The noise scale
+            corpus's documents, or of the groups they come in (books, authors: the unit the
+            intervals then describe resampling, docs/method.md 6.16), in ``X``'s vocabulary (``X``
+            is their sum). The noise scale
             ``noise_scale_`` is calibrated on them before the final posteriors
             (docs/method.md 6.13); :func:`~glovev_ext.fit_corpus` passes them.
 

@@ -547,7 +547,7 @@ def test_the_default_output_is_ignored_by_git_and_every_line_of_the_fit_report_i
                for f in glovev_ext.load_model(tmp_path / "m")[1]["glove"]["noise_scale"][kind]["factor"]]
     assert f"noise: residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency" in out
     for start in ("counted", "trained", "GloVe-V posterior covariances for", "noise: residual variances scaled by",
-                  "vectors: posterior means",
+                  "sampling: intervals describe resampling", "vectors: posterior means",
                   "a cosine between two words seen about as often", "WordSim-353", "nearest neighbours"):
         assert any(line.startswith(start) for line in out.splitlines()), start
         assert f"`{start}" in section, start
