@@ -323,6 +323,9 @@ def sampling_description(metadata: dict) -> str:
         carry GloVe-V's model noise only.
     """
     sampling = metadata.get("sampling")
+    if "sampling" not in metadata and (metadata.get("glove") or {}).get("noise_scale") is not None:
+        # saved before groups (glovev-ext 0.3.0): a calibrated model was calibrated on its documents
+        sampling = {"unit": "documents", "n_groups": (metadata.get("counts") or {}).get("n_documents")}
     if not sampling:
         return ("intervals carry GloVe-V's model noise only (no calibration on split halves): not the variation "
                 "between documents or groups of them")

@@ -78,7 +78,7 @@ class LineCorpus:
         return (document for _, document in self.documents_with_files())
 
     def documents_with_files(self) -> Iterator[tuple[Path, str]]:
-        """The documents as :meth:`__iter__` yields them, each with the file it is read from.
+        """The documents as iterating the corpus yields them, each with the file it is read from.
 
         Yields
         ------

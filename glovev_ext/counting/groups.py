@@ -30,8 +30,8 @@ five a side the halves' difference says little about how the groups vary."""
 class DocumentGroups:
     """Which group each document of a corpus belongs to, and what a group is.
 
-    Build one with :meth:`from_labels`, :func:`read_groups`, :func:`groups_by_file` or
-    :func:`default_corpus_groups`.
+    Build one with :meth:`from_labels`, :func:`~glovev_ext.read_groups`,
+    :func:`~glovev_ext.counting.groups_by_file` or :func:`~glovev_ext.default_corpus_groups`.
 
     Parameters
     ----------
@@ -122,7 +122,7 @@ class DocumentGroups:
         Raises
         ------
         ValueError
-            If the number of labels is not ``n_documents``, or there are fewer than :data:`MIN_GROUPS` groups.
+            If the number of labels is not ``n_documents``, or there are fewer than ``MIN_GROUPS`` (10) groups.
         """
         if self.n_documents != n_documents:
             raise ValueError(f"groups label {self.n_documents:,} documents, but the corpus has {n_documents:,}: give "

@@ -203,3 +203,15 @@ def test_the_check_splits_whole_groups_as_drawn_by_its_seed(books, monkeypatch):
     assert seen["B"] == [d for d, a in zip(documents, first) if not a]
     with pytest.raises(ValueError, match="groups label 10 documents, but the corpus has 4,000"):
         split_half_check(fitted, documents, groups=labels[:10], progress=False)
+
+
+def test_a_model_saved_before_groups_says_what_its_intervals_describe():
+    from glovev_ext.pipeline import sampling_description
+
+    calibrated = {"glove": {"noise_scale": {"own": {}, "pooled": {}}}, "counts": {"n_documents": 45198}}
+    assert sampling_description(calibrated) == "intervals describe resampling documents: 45,198 groups"
+    assert sampling_description({"glove": {"noise_scale": None}}).startswith(
+        "intervals carry GloVe-V's model noise only")
+    assert sampling_description({"sampling": None, **calibrated}).startswith("intervals carry GloVe-V's model noise")
+    assert sampling_description({"sampling": {"unit": "books", "n_groups": 38}}) == (
+        "intervals describe resampling books: 38 groups")
