@@ -263,8 +263,9 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         of ``noise_scale_``, ``{"own": {"total", "factor", "n_words"}, "pooled": ...}``; None without one),
         covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse), ``sampling`` (what the intervals describe resampling, ``unit`` and
-        ``n_groups``: the groups' unit, or "documents" each its own group; None where the noise was not
-        calibrated, so that the intervals carry GloVe-V's model noise only) and ``seconds``.
+        ``n_groups``: the groups' unit, or "documents" each its own group, both None for a noise scale
+        given to the estimator; None where the noise was not calibrated, so that the intervals carry
+        GloVe-V's model noise only) and ``seconds``.
     """
     counting = None
     if vectorizer is not None:
@@ -303,6 +304,8 @@ def _sampling_metadata(estimator: GloVeVEstimator, vectorizer: CooccurrenceVecto
     """What the intervals describe resampling: the calibration's unit and how many there were."""
     if _noise_scale_metadata(estimator) is None:
         return None
+    if estimator.noise_scale is not None:  # carried from another fit, whose unit this fit does not know
+        return {"unit": None, "n_groups": None}
     if groups is not None:
         return {"unit": groups.unit, "n_groups": groups.n_groups}
     return {"unit": "documents", "n_groups": getattr(vectorizer, "n_documents_", None)}
@@ -329,6 +332,8 @@ def sampling_description(metadata: dict) -> str:
     if not sampling:
         return ("intervals carry GloVe-V's model noise only (no calibration on split halves): not the variation "
                 "between documents or groups of them")
+    if sampling.get("unit") is None:
+        return "intervals describe resampling the unit of the fit the estimator's noise_scale was calibrated on"
     n_groups = sampling.get("n_groups")
     count = f": {n_groups:,} groups" if isinstance(n_groups, int) else ""
     return f"intervals describe resampling {sampling['unit']}{count}"

@@ -215,3 +215,17 @@ def test_a_model_saved_before_groups_says_what_its_intervals_describe():
     assert sampling_description({"sampling": None, **calibrated}).startswith("intervals carry GloVe-V's model noise")
     assert sampling_description({"sampling": {"unit": "books", "n_groups": 38}}) == (
         "intervals describe resampling books: 38 groups")
+
+
+def test_a_noise_scale_carried_from_another_fit_does_not_claim_a_unit(books):
+    documents, labels = books
+    grouped = fit(documents, labels)
+    carried = glovev_ext.fit_corpus(
+        documents[:2000], glovev_ext.CooccurrenceVectorizer(min_count=5, n_jobs=1),
+        glovev_ext.GloVeVEstimator(n_components=5, epochs=2, n_jobs=1, noise_scale=grouped.estimator.noise_scale_),
+        progress=False)
+    from glovev_ext.pipeline import sampling_description
+
+    assert carried.metadata["sampling"] == {"unit": None, "n_groups": None}
+    assert sampling_description(carried.metadata) == (
+        "intervals describe resampling the unit of the fit the estimator's noise_scale was calibrated on")
