@@ -302,7 +302,7 @@ def _build_parser() -> argparse.ArgumentParser:
                           "(default %(default)s)")
     fit.add_argument("--no-noise-calibration", action="store_true",
                      help="--point-estimate posterior: keep GloVe-V's own noise model instead of scaling each word's "
-                          "residual variance by the factor two random halves of the documents give (default: "
+                          "residual variance by the factor two random halves of the corpus's groups (--groups) give (default: "
                           "calibrate; a corpus only)")
     fit.add_argument("--groups", metavar="FILE",
                      help="the unit the intervals describe resampling (books, authors, outlets, periods): a file "
