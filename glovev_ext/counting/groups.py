@@ -205,15 +205,20 @@ def read_groups(path: str | Path, *, column: str | None = None, unit: str | None
         ``column`` is given for a file of labels; if the file is empty.
     """
     path = Path(path)
-    with open(path, encoding="utf-8") as stream:
-        header = stream.readline().rstrip("\n").split("\t")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text (byte {error.object[error.start]:#04x} at {error.start:,}): group "
+                         "labels are UTF-8 text, one per line or a tab-separated table") from None
+    header = text.split("\n", 1)[0].split("\t")
     if {"first_line", "n_lines"} <= set(header):
         return _read_table(path, header, column, unit)
     if column is not None:
         raise ValueError(f"{path}: a group column ({column!r}) names a column of a table of line ranges (a header "
                          "with first_line and n_lines), but this file holds one label per line")
-    with open(path, encoding="utf-8") as stream:
-        labels = [line.rstrip("\n") for line in stream]
+    labels = text.split("\n")  # lines as a LineCorpus reads them (universal newlines), the last one ended
+    if labels[-1] == "":
+        labels.pop()
     if not labels:
         raise ValueError(f"{path}: no group labels (one per document line)")
     return DocumentGroups.from_labels(labels, unit or "groups")
@@ -224,7 +229,7 @@ def _read_table(path: Path, header: list[str], column: str | None, unit: str | N
     column = header[0] if column is None else column
     if column not in header:
         raise ValueError(f"{path}: no column {column!r} to group by; its columns are {', '.join(header)}")
-    with open(path, encoding="utf-8", newline="") as stream:
+    with open(path, encoding="utf-8", newline="") as stream:  # read whole, as UTF-8, by read_groups already
         rows = list(csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE))
     if not rows:
         raise ValueError(f"{path}: a header but no rows")

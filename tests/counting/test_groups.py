@@ -106,3 +106,10 @@ def test_a_folder_corpus_is_grouped_by_its_files(tmp_path):
     assert list(corpus) == ["six seven", "one two", "three four", "five"]
     assert groups.unit == "files"
     assert groups_by_file(glovev_ext.LineCorpus(tmp_path, max_documents=2)).n_documents == 2
+
+
+def test_a_file_that_is_not_utf8_text_is_named(tmp_path):
+    path = tmp_path / "groups.txt"
+    path.write_bytes(b"a\n\xff\xfeb\n")
+    with pytest.raises(ValueError, match=r"groups.txt: not UTF-8 text \(byte 0xff at 2\)"):
+        read_groups(path)
