@@ -12,6 +12,7 @@ document is its own group.
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,7 +213,7 @@ def read_groups(path: str | Path, *, column: str | None = None, unit: str | None
                          "labels are UTF-8 text, one per line or a tab-separated table") from None
     header = text.split("\n", 1)[0].split("\t")
     if {"first_line", "n_lines"} <= set(header):
-        return _read_table(path, header, column, unit)
+        return _read_table(path, text, header, column, unit)
     if column is not None:
         raise ValueError(f"{path}: a group column ({column!r}) names a column of a table of line ranges (a header "
                          "with first_line and n_lines), but this file holds one label per line")
@@ -224,13 +225,13 @@ def read_groups(path: str | Path, *, column: str | None = None, unit: str | None
     return DocumentGroups.from_labels(labels, unit or "groups")
 
 
-def _read_table(path: Path, header: list[str], column: str | None, unit: str | None) -> DocumentGroups:
-    """The groups of a tab-separated table of line ranges (``first_line``, ``n_lines``, a label column)."""
+def _read_table(path: Path, text: str, header: list[str], column: str | None, unit: str | None) -> DocumentGroups:
+    """The groups of a tab-separated table of line ranges (``first_line``, ``n_lines``, a label column), ``text``
+    the file's contents."""
     column = header[0] if column is None else column
     if column not in header:
         raise ValueError(f"{path}: no column {column!r} to group by; its columns are {', '.join(header)}")
-    with open(path, encoding="utf-8", newline="") as stream:  # read whole, as UTF-8, by read_groups already
-        rows = list(csv.DictReader(stream, delimiter="\t", quoting=csv.QUOTE_NONE))
+    rows = list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE))
     if not rows:
         raise ValueError(f"{path}: a header but no rows")
     ranges = []
