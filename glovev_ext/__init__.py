@@ -23,7 +23,7 @@ from .counting import (CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroup
 from .covariance import GloVeVEstimator, UndefinedCovarianceError
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus
-from .saved_model import load_model, save_model
+from .saved_model import load_model, save_model, upgrade_model
 from .subcorpora import fit_subcorpora
 from .stats import (Statistic, compare_models, cosine_statistic, estimate, evaluate_relational_similarity, plan_study,
                     read_semeval2012, self_similarity, vector_change_test)
@@ -71,5 +71,6 @@ __all__ = [
     "read_semeval2012",
     "save_model",
     "self_similarity",
+    "upgrade_model",
     "vector_change_test",
 ]

@@ -145,6 +145,35 @@ def check_writable(target: str | os.PathLike, what: str = "it") -> None:
         probe.rmdir()
 
 
+def check_free_space(target: str | os.PathLike, needed: int, what: str = "it") -> None:
+    """Refuse, before the work, to write ``needed`` bytes at ``target`` on a file system with less free space.
+
+    Parameters
+    ----------
+    target : str or path-like
+        The file or folder that will be written; its nearest existing folder's file system is asked.
+    needed : int
+        Bytes the write needs (an estimate).
+    what : str
+        What will be written, for the message.
+
+    Raises
+    ------
+    OSError
+        ``ENOSPC``: the message names the folder, the bytes needed and the bytes free.
+    """
+    target = Path(os.path.abspath(target))
+    existing = next(folder for folder in (target, *target.parents) if os.path.lexists(folder))
+    free = shutil.disk_usage(existing).free
+    if free < needed:
+        raise OSError(errno.ENOSPC, f"{existing}: {os.strerror(errno.ENOSPC)} for {what}: it needs about "
+                                    f"{_megabytes(needed)}, the file system has {_megabytes(free)} free")
+
+
+def _megabytes(n_bytes: int) -> str:
+    return f"{n_bytes / 1e6:,.1f} MB" if n_bytes < 1e8 else f"{n_bytes / 1e6:,.0f} MB"
+
+
 def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
     """Remove the temporaries of ``target`` that a process no longer running left beside it; return them.
 
@@ -160,7 +189,7 @@ def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
         return removed
     for entry in entries:
         match = _PROCESS_AND_TOKEN.fullmatch(entry.name[len(prefix):])
-        if match and not _alive(int(match.group(1))):
+        if match and not process_running(int(match.group(1))):
             _remove(Path(entry.path))
             removed.append(Path(entry.path))
     if removed:
@@ -168,7 +197,8 @@ def remove_stale_temporaries(target: str | os.PathLike) -> list[Path]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def process_running(pid: int) -> bool:
+    """Whether a process with id ``pid`` is running (this one is; another user's counts as running)."""
     if pid == os.getpid():
         return True
     try:

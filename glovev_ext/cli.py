@@ -17,7 +17,9 @@ import gc
 import json
 import logging
 import os
+import shutil
 import signal
+import stat
 import sys
 import textwrap
 import threading
@@ -37,6 +39,9 @@ from ._checks import resolve_n_jobs
 from ._dask import connected
 from ._fit_report import PROBE_WORDS, premise_lines, report_parts
 from ._memory import trim_heap
+from ._model_folder import is_model_folder
+from ._temporaries import make_temporary_folder
+from ._writer_lock import writer_lock
 from .counting import (CooccurrenceVectorizer, DocumentGroups, LineCorpus, default_corpus_groups, default_corpus_path,
                        groups_by_file, load_default_corpus, read_groups)
 from .counting.groups import MIN_GROUPS
@@ -46,7 +51,7 @@ from .glove.device import resolve_batch_size
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import check_fit_params, fit_corpus, fit_metadata, sampling_description
 from .atomic import atomic_path, check_writable
-from .saved_model import METADATA_FILE, check_model_directory, load_model, save_model
+from .saved_model import check_model_directory, load_model, save_model, upgrade_model
 from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, DEFAULT_SEED, METHODS, MISSING_CHOICES, PAPER_RELATIONS, SCALES,
                     evaluate_relational_similarity, read_semeval2012)
 from .stats.engine.results import NEIGHBOR_COLUMNS
@@ -143,19 +148,25 @@ def _what_was_saved(args: argparse.Namespace) -> str:
     """After an interruption of ``glovev fit``: whether the model was saved, read from the output folder.
 
     An interruption can arrive after the new model has replaced the old one and before the save
-    returns, so the folder, not the progress of the code, tells: it holds the new model when its
-    metadata is the fit's own (its stage timings make it unique).
+    returns, so the folder, not the progress of the code, tells: a save puts a new folder in place
+    whole, and the fit holds the output's lock, so the output is the new model when it is a model
+    folder other than the one there at the start.
     """
-    if getattr(args, "command", None) != "fit":
+    if getattr(args, "command", None) != "fit" or not hasattr(args, "output_at_start"):
         return ""
-    fitted = getattr(args, "metadata", None)
-    try:
-        written = json.loads((Path(args.output) / METADATA_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        written = None
-    if fitted is not None and written == json.loads(json.dumps(fitted, default=str)):
+    now = _folder_identity(args.output)
+    if now is not None and now != args.output_at_start and is_model_folder(Path(args.output)):
         return f"; the model had been saved to {args.output}"
     return f"; no model was saved, {args.output} is as it was"
+
+
+def _folder_identity(path: str) -> tuple[int, int] | None:
+    """The device and inode of what is at ``path`` (None for nothing)."""
+    try:
+        status = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 _REDELIVERY_SECONDS = 0.01  # after a signal's exception was lost in a finaliser
@@ -399,6 +410,13 @@ def _build_parser() -> argparse.ArgumentParser:
     info.add_argument("--format", choices=("table", "json"), default="table",
                       help="output format: table (one setting per line) or json (the model's metadata) "
                            "(default table)")
+
+    upgrade = _subcommand(subcommands, "upgrade", _run_upgrade, "convert a model folder saved by glovev-ext 0.3 or "
+                          "earlier to data files, in place",
+                          "Convert a model folder saved by glovev-ext 0.3 or earlier (vectors.kv, a pickle) to the "
+                          "data-only format every other command reads. Opening a pickle can run any code its "
+                          "author put in it: upgrade only folders you trust (your own, or from someone you trust).")
+    upgrade.add_argument("model", help="model folder of glovev-ext 0.3 or earlier")
     return parser
 
 
@@ -653,13 +671,44 @@ def _fit_objects(args: argparse.Namespace) -> tuple[CooccurrenceVectorizer, GloV
 
 def _run_fit(args: argparse.Namespace) -> int:
     vectorizer, estimator = _fit_objects(args)
-    check_model_directory(args.output, overwrite=args.overwrite)  # before any work: refused in a second, not after
-    if args.dask is None:
-        return _fit_and_report(args, vectorizer, estimator)
-    with connected(None if args.dask == _LOCAL_CLUSTER else args.dask, resolve_n_jobs(args.n_jobs)) as client:
-        workers = client.scheduler_info().get("workers", {})
-        _say(f"dask: {len(workers)} worker(s) of the scheduler at {client.scheduler.address}")
-        return _fit_and_report(args, vectorizer.set_params(client=client), estimator.set_params(client=client))
+    # before any work: refused in a second, not after; the lock keeps a second fit to the same output out
+    target = check_model_directory(args.output, overwrite=args.overwrite)
+    with writer_lock(target), _corpus_file(args.corpus) as args.corpus_file:
+        args.output_at_start = _folder_identity(args.output)  # what an interruption compares the output with
+        if args.dask is None:
+            return _fit_and_report(args, vectorizer, estimator)
+        with connected(None if args.dask == _LOCAL_CLUSTER else args.dask, resolve_n_jobs(args.n_jobs)) as client:
+            workers = client.scheduler_info().get("workers", {})
+            _say(f"dask: {len(workers)} worker(s) of the scheduler at {client.scheduler.address}")
+            return _fit_and_report(args, vectorizer.set_params(client=client), estimator.set_params(client=client))
+
+
+@contextmanager
+def _corpus_file(path: str | None) -> Iterator[str | None]:
+    """The corpus as a path that can be read more than once: a pipe or device (``/dev/stdin``) is copied to a
+    temporary file once, as ``sort`` does, and the copy removed at the end (or by the next run, after ``kill -9``)."""
+    try:
+        mode = None if path is None else os.stat(path).st_mode
+    except OSError:  # LineCorpus says what is wrong with it
+        mode = None
+    if mode is None or not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
+        yield path
+        return
+    folder = make_temporary_folder("spool")
+    try:
+        copy = os.path.join(folder, Path(path).name or "corpus")
+        with open(path, "rb") as source, open(copy, "xb") as target:
+            shutil.copyfileobj(source, target, 1 << 20)
+        yield copy
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_upgrade(args: argparse.Namespace) -> int:
+    directory = upgrade_model(args.model)
+    _say(f"upgraded: {directory} now holds data files only (JSON and arrays, checked by the digests in its "
+         "manifest.json); every glovev command reads it")
+    return EXIT_OK
 
 
 def _covariance_device(model) -> str:
@@ -680,7 +729,7 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
         if args.groups is not None or args.group_column is not None:
             raise ValueError("--groups label a corpus's documents, and --glove-folder reads no corpus")
         from .adapters import load_glove_folder
-        groups = None
+        groups, fitted = None, None
         started = time.perf_counter()
         params = estimator.set_params(progress=show_progress).get_params()
         del params["pretrained"]  # the folder's vectors are the trained parameters
@@ -695,12 +744,13 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
             source = f"the embedded default corpus ({default_corpus_path().name})"
             _say(f"corpus: {source}; no corpus given")
         else:
-            corpus = LineCorpus(args.corpus)
-            source = str(corpus.source)
-            _say(f"corpus: {source}")
+            corpus = LineCorpus(args.corpus_file)
+            source = str(args.corpus)
+            _say(f"corpus: {source}" + ("" if args.corpus_file == args.corpus else
+                                         f" (a stream: read once into {args.corpus_file}, removed after the fit)"))
         groups = _fit_groups(args, corpus)
-        fitted = fit_corpus(corpus, vectorizer, estimator, groups=groups,
-                            calibrate_noise=not args.no_noise_calibration, progress=show_progress, source=source)
+        fitted = fit_corpus(corpus, vectorizer, estimator, groups=groups, calibrate_noise=not args.no_noise_calibration,
+                            progress=show_progress, source=source, output=args.output, overwrite=args.overwrite)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "
@@ -732,8 +782,7 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
              f"[{model.fit_seconds_['covariances']:.1f} s{where}]")
     if model.covariance_approximation is not None:
         _say(_compact_line(model.covariance_))
-    args.metadata = metadata  # what an interruption compares the output folder with
-    directory = save_model(args.output, kv, metadata, overwrite=args.overwrite)
+    directory = fitted.output if fitted is not None else save_model(args.output, kv, metadata, overwrite=args.overwrite)
     size = sum(path.stat().st_size for path in directory.iterdir())
     _say(f"saved: {directory} ({size / 1e6:,.0f} MB)")
     _report_part("distance from the optimum", functools.partial(premise_lines, model))

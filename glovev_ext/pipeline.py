@@ -7,8 +7,10 @@ The command line (``glovev fit``), the tutorials and the benchmarks all fit thro
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +26,10 @@ from .counting.corpus import DocumentSubset
 from .covariance import GloVeVEstimator
 from .glove import SCHEDULES
 from .keyed_vectors import KeyedVectorsWithVariance
-from .saved_model import check_model_directory, save_model
+from ._model_folder import model_bytes
+from ._writer_lock import writer_lock
+from .atomic import check_free_space
+from .saved_model import MIN_FREE_BYTES, check_model_directory, save_model
 
 METADATA_VERSION = 1
 
@@ -153,24 +158,30 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
                          "it is a one-shot iterator: pass a list, a LineCorpus or another re-iterable corpus, or "
                          "calibrate_noise=False")
     groups = _checked_groups(groups, corpus, calibrate_noise)
-    if output is not None:
-        check_model_directory(output, overwrite=overwrite)
-    started = time.perf_counter()
-    cooccurrence = vectorizer.fit_transform(corpus)
-    if groups is not None:
-        groups.check(vectorizer.n_documents_)
-    halves = _random_halves(vectorizer, corpus, estimator.random_state, groups) if calibrate_noise else None
-    seconds = {"count": time.perf_counter() - started}
-    estimator.fit(cooccurrence, halves=halves)
-    seconds.update(estimator.fit_seconds_)
-    kv = KeyedVectorsWithVariance.from_estimator(estimator)  # the counts travel with the matrix
-    if source is None:
-        source = str(corpus.source) if isinstance(corpus, LineCorpus) else type(corpus).__name__
-    checksum = corpus.sha256() if isinstance(corpus, LineCorpus) else None
-    metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds,
-                            corpus_sha256=checksum, groups=groups)
-    if output is not None:
-        output = save_model(output, kv, metadata, overwrite=overwrite)
+    target = None if output is None else check_model_directory(output, overwrite=overwrite)
+    if vectorizer.max_memory is not None or estimator.max_memory is not None:  # both spill to TMPDIR
+        check_free_space(tempfile.gettempdir(), MIN_FREE_BYTES, "the temporary files of a memory budget")
+    with nullcontext() if target is None else writer_lock(target):  # a second writer of output is refused now
+        started = time.perf_counter()
+        cooccurrence = vectorizer.fit_transform(corpus)
+        if groups is not None:
+            groups.check(vectorizer.n_documents_)
+        if target is not None:  # before training: the model's size is known from its words and dimension
+            check_free_space(target, model_bytes(cooccurrence.shape[0], estimator.n_components,
+                                                 estimator.covariance_dtype,
+                                                 estimator.covariance_approximation is None), "the model")
+        halves = _random_halves(vectorizer, corpus, estimator.random_state, groups) if calibrate_noise else None
+        seconds = {"count": time.perf_counter() - started}
+        estimator.fit(cooccurrence, halves=halves)
+        seconds.update(estimator.fit_seconds_)
+        kv = KeyedVectorsWithVariance.from_estimator(estimator)  # the counts travel with the matrix
+        if source is None:
+            source = str(corpus.source) if isinstance(corpus, LineCorpus) else type(corpus).__name__
+        checksum = corpus.sha256() if isinstance(corpus, LineCorpus) else None
+        metadata = fit_metadata(source=source, estimator=estimator, vectorizer=vectorizer, seconds=seconds,
+                                corpus_sha256=checksum, groups=groups)
+        if output is not None:
+            output = save_model(output, kv, metadata, overwrite=overwrite)
     return FittedCorpus(kv, estimator, vectorizer, cooccurrence, seconds, metadata, output)
 
 

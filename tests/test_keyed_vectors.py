@@ -238,16 +238,19 @@ def test_whole_keyedvectors_draws_are_seeded_and_say_what_they_drop(kv):
 
 def test_a_model_saved_by_glovev_ext_0_1_is_refused_saying_how_to_convert_it(capsys):
     """tests/data/model_v0_1: ``save_model`` of glovev-ext 0.1.0, whose pickle names the flat modules of 0.1
-    (``glovev_ext.covariance_store``), gone with their aliases in 0.3."""
+    (``glovev_ext.covariance_store``), gone with their aliases in 0.3. Its pickle is opened only on request."""
     from glovev_ext.cli import main
 
     model = Path(__file__).parent / "data" / "model_v0_1"
+    with pytest.raises(ValueError, match=f"^{re.escape(str(model))} was saved by glovev-ext 0.3 or earlier: its "
+                                         "vectors.kv is a pickle, and opening a pickle can run any code"):
+        glovev_ext.load_model(model)
     message = (rf"^{re.escape(str(model / 'vectors.kv'))} was written by glovev-ext 0\.1: it names the module "
                rf"glovev_ext\.covariance_store, which glovev-ext {re.escape(glovev_ext.__version__)} does not have; "
                r"load it with glovev-ext 0\.2 and save it again \(glovev_ext\.save_model\), or fit the model again$")
     with pytest.raises(TypeError, match=message):
-        glovev_ext.load_model(model)
+        glovev_ext.load_model(model, allow_pickle=True)
     with pytest.raises(TypeError, match=message):
         KeyedVectorsWithVariance.load(str(model / "vectors.kv"))
     assert main(["info", str(model)]) == 2
-    assert "was written by glovev-ext 0.1" in capsys.readouterr().err
+    assert f"glovev upgrade {model}" in capsys.readouterr().err

@@ -15,7 +15,8 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 # Stages in the order data flows through them; a module may import only from its own stage or earlier ones.
 STAGES = [
     ("glovev_ext._checks", "glovev_ext._prefetch", "glovev_ext._deprecation", "glovev_ext._docstrings",
-     "glovev_ext._version", "glovev_ext._memory", "glovev_ext._file_rows", "glovev_ext._dask", "glovev_ext.atomic"),
+     "glovev_ext._version", "glovev_ext._memory", "glovev_ext._file_rows", "glovev_ext._dask", "glovev_ext.atomic",
+     "glovev_ext._temporaries", "glovev_ext._writer_lock"),
     ("glovev_ext.counting",),
     ("glovev_ext.glove",),
     ("glovev_ext.covariance",),
@@ -25,7 +26,7 @@ STAGES = [
     ("glovev_ext.stats.studies",),
     ("glovev_ext.stats",),
     ("glovev_ext.keyed_vectors",),
-    ("glovev_ext.saved_model", "glovev_ext.pipeline", "glovev_ext.plots"),
+    ("glovev_ext.saved_model", "glovev_ext._model_folder", "glovev_ext.pipeline", "glovev_ext.plots"),
     ("glovev_ext", "adapters"),
     ("glovev_ext.cli", "glovev_ext.__main__"),
 ]

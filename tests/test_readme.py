@@ -25,5 +25,5 @@ def test_every_python_block_runs_as_written(tmp_path, monkeypatch):
             exec(compile(block, f"README.md, Python block {number}", "exec"), namespace)
         except Exception as error:  # noqa: BLE001 - any failure fails the README
             pytest.fail(f"README Python block {number} fails: {type(error).__name__}: {error}\n{block}")
-    assert (tmp_path / "my_model" / "vectors.kv").exists()
+    assert (tmp_path / "my_model" / "manifest.json").exists()
     assert (tmp_path / "variance.png").stat().st_size > 1000 and (tmp_path / "doctor.png").stat().st_size > 1000

@@ -53,7 +53,7 @@ def corpus(size: str = "10m") -> tuple[str, glovev_ext.LineCorpus]:
 def fitted_model(size: str = "10m") -> glovev_ext.KeyedVectorsWithVariance:
     """The tutorials' model of ``corpus(size)``: loaded from the output folder, or fitted and saved there first."""
     directory = OUTPUT / ("model_quick" if QUICK else "model" if size == "10m" else f"model_{size}")
-    if (directory / "vectors.kv").exists():
+    if (directory / "manifest.json").exists():
         kv, metadata = glovev_ext.load_model(directory)
         print(f"model: {directory} ({metadata['source']}, D={metadata['glove']['n_components']}, fitted in "
               f"{sum(metadata['seconds'].values()):.0f} s)")

@@ -30,7 +30,6 @@ import itertools
 import operator
 import os
 import shutil
-import tempfile
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import map_file
+from .._temporaries import make_temporary_folder
 from ._chunks import TokenTable, encode_chunks, looked_up_ids
 from ._counter import right_contexts
 from .corpus import LineCorpus
@@ -263,7 +263,7 @@ def matrix_on_dask(client, corpus: LineCorpus, words: Sequence[str], *, window: 
     del right, pieces, held
     sizes = client.gather([client.submit(block_nnz, block, pure=False) for block in blocks])
     nnz = int(sum(sizes))
-    folder = tempfile.mkdtemp(prefix="glovev-dask-matrix-")
+    folder = make_temporary_folder("dask-matrix")
     try:
         indices_path, data_path = os.path.join(folder, "indices"), os.path.join(folder, "data")
         for path, itemsize in ((indices_path, 4), (data_path, 8)):

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import tempfile
 import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -23,6 +22,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from .._memory import map_file
+from .._temporaries import make_temporary_folder
 from ..atomic import temporary_path
 
 # Bytes per entry of a CSR partial (int32 column, float64 value) and of an entry in flight in a
@@ -86,7 +86,7 @@ class SpillingMerger:
         self.n_runs_written = 0
 
     def __enter__(self) -> SpillingMerger:
-        self._folder = tempfile.mkdtemp(prefix="glovev-spill-")
+        self._folder = make_temporary_folder("spill")
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -60,7 +60,7 @@ class LineCorpus:
     FileNotFoundError
         If ``source`` does not exist or a folder holds no readable file.
     ValueError
-        While iterating, for a file that is not UTF-8 text (binary, compressed under a name that
+        If ``source`` is a pipe or a device (it could be read only once); while iterating, for a file that is not UTF-8 text (binary, compressed under a name that
         does not say so, or in another encoding), not the compression its name says, truncated,
         or with a line longer than ``MAX_LINE_CHARACTERS``: the message names the file and
         the line reached.
@@ -71,6 +71,9 @@ class LineCorpus:
         self.max_documents = max_documents
         if not self.source.exists():
             raise FileNotFoundError(f"corpus not found: {self.source}")
+        if not (self.source.is_dir() or self.source.is_file()):
+            raise ValueError(f"{self.source} is a pipe or a device, which can be read only once, and a corpus is read "
+                             "more than once: save it to a file first ('glovev fit' copies it to a temporary file)")
         if self.source.is_dir() and not self._files():
             raise FileNotFoundError(f"corpus folder {self.source} holds no files")
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -16,9 +15,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._dask import check_backend, clone_sharing_client, connected
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
+from .._dask import check_backend, clone_sharing_client, connected
 from .._memory import trim_heap
+from .._temporaries import make_temporary_folder
 from ..counting import check_cooccurrence
 from ..glove import GloVeParameters, train_glove
 from ..glove.device import check_device
@@ -601,7 +601,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if storage != "memory" or budget is None or needed <= budget // 4:
             yield storage
             return
-        folder = tempfile.mkdtemp(prefix="glovev-covariances-")
+        folder = make_temporary_folder("covariances")
         logger.info("max_memory=%s: the covariances (%.0f MiB) are written to a file in %s, memory-mapped",
                     self.max_memory, needed / 2**20, folder)
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
 from concurrent.futures import ThreadPoolExecutor
 from threading import Lock
 
@@ -22,6 +23,7 @@ from .wls import WordFitter, singular_reason
 
 
 _DIAGONAL_CHUNK_ENTRIES = 1 << 22
+_SAVE_CHUNK_BYTES = 1 << 26
 
 
 class UndefinedCovarianceError(ValueError):
@@ -74,6 +76,7 @@ class CovarianceStore(SaveLoad):
         self._cache: OrderedDict[int, Factor] = OrderedDict()
         self._cache_size = cache_size
         self._lock = Lock()
+        self._rows_read: Callable[[np.ndarray], None] | None = None
 
     @classmethod
     def lazy(cls, fitter: WordFitter, center_vectors: np.ndarray, center_biases: np.ndarray,
@@ -113,11 +116,13 @@ class CovarianceStore(SaveLoad):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         del state["_lock"]
+        state.pop("_rows_read", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = Lock()
+        self._rows_read = None
         if "_kind" in state:  # a plain pickle; gensim attaches large arrays later, in _load_specials
             self._fill_in_older_fields()
         self._cache = OrderedDict()  # computed factors are recomputed on demand, whatever version cached them
@@ -295,7 +300,7 @@ class CovarianceStore(SaveLoad):
         for start in range(0, with_covariance.size, chunk):
             positions = with_covariance[start:start + chunk]
             words = indices[positions]
-            out[positions] = variances(self._kind[words], self._factors[self._factor_row[words]], self._dim,
+            out[positions] = variances(self._kind[words], self._read_rows(self._factor_row[words]), self._dim,
                                        self._rank[words], self._sigma2[words])
             release_pages(self._factors)  # a memory-mapped store: the chunk's pages go before the next is read
         return out
@@ -459,6 +464,8 @@ class CovarianceStore(SaveLoad):
         ``np.save`` reads the whole mapping into the resident set at once. The file is the one ``np.save``
         writes, and gensim loads it as it loads its own."""
         factors = self.__dict__.get("_factors")
+        if self._rows_read is not None and factors is not None:
+            self._rows_read(np.arange(len(factors)))  # checked before they are copied
         if compress or mapping_of(factors) is None or factors.size < sep_limit or "_factors" in ignore:
             return super()._save_specials(fname, separately, sep_limit, ignore, pickle_protocol, compress, subname)
         _save_in_chunks(subname(fname, "_factors"), factors)
@@ -490,11 +497,29 @@ class CovarianceStore(SaveLoad):
         with written_store_file(path, self.shape[0], self._dim, self._factors.shape[0], self.factor_dtype,
                                 self._words, self._factors.shape[1]) as (per_word, factors):
             self.per_word.copy_into(per_word)
-            factors[:] = self._factors
+            # a chunk of rows at a time, letting go of the pages of both mappings: a whole-array copy would bring
+            # the entire store into the resident set at once
+            rows = max(1, _SAVE_CHUNK_BYTES // max(1, self._factors.itemsize * self._factors.shape[1]))
+            for start in range(0, self._factors.shape[0], rows):
+                factors[start:start + rows] = self._read_rows(np.arange(start, min(start + rows,
+                                                                                   self._factors.shape[0])))
+                release_pages(self._factors, factors)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, mmap: bool = True) -> CovarianceStore:
+    def load(cls, path, mmap: bool = True) -> CovarianceStore:
         """Read a store written by :meth:`save`; with ``mmap`` the arrays stay on disk.
+
+        Parameters
+        ----------
+        path : str, path-like or binary file
+            The store's file, or that file open for reading (a model folder reads it through the
+            folder's handle).
+        mmap : bool, default=True
+            Memory-map the arrays instead of reading them.
+
+        Returns
+        -------
+        CovarianceStore
 
         Raises
         ------
@@ -503,16 +528,23 @@ class CovarianceStore(SaveLoad):
             names the file and what is wrong).
         """
         header, offsets = read_header(path)
+        name = getattr(path, "name", path) if hasattr(path, "read") else path
         arrays = {}
-        for name, (offset, dtype, shape) in offsets.items():
-            if mmap and int(np.prod(shape)) > 0:
-                arrays[name] = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=tuple(shape))
-            else:
-                with open(path, "rb") as stream:
+        with (nullcontext(path) if hasattr(path, "read") else open(path, "rb")) as stream:
+            for array_name, (offset, dtype, shape) in offsets.items():
+                if mmap and int(np.prod(shape)) > 0:
+                    arrays[array_name] = np.memmap(stream, dtype=dtype, mode="r", offset=offset, shape=tuple(shape))
+                else:
                     stream.seek(offset)
-                    arrays[name] = np.fromfile(stream, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+                    arrays[array_name] = np.fromfile(stream, dtype=dtype, count=int(np.prod(shape))).reshape(shape)
+        if "kind" not in arrays or "factors" not in arrays or arrays["factors"].ndim != 2:
+            raise ValueError(f"{name}: the store's arrays 'kind' and 'factors' are missing")
+        for array, dtype in PER_WORD_DTYPES.items():
+            if array in arrays and (arrays[array].shape != (len(arrays["kind"]),) or arrays[array].dtype != dtype):
+                raise ValueError(f"{name}: the store's array {array!r} is not one {np.dtype(dtype)} per word "
+                                 f"({arrays[array].dtype}, shape {arrays[array].shape})")
         store = cls(PerWord.of(arrays, header["dim"]), arrays["factors"], header["dim"], words=header["words"])
-        store._check_consistency(path)
+        store._check_consistency(name)
         return store
 
     def _check_consistency(self, path) -> None:
@@ -542,13 +574,30 @@ class CovarianceStore(SaveLoad):
     def _describe(self, i: int) -> str:
         return f"word {self._words[i]!r} (index {i})" if self._words is not None else f"word index {i}"
 
+    def check_reads(self, rows_read: Callable[[np.ndarray], None] | None) -> None:
+        """Call ``rows_read(factor_rows)`` before any factor row is read (a model folder checks their bytes then).
+
+        Parameters
+        ----------
+        rows_read : callable or None
+            Takes an array of rows of the factor array about to be read; raises to refuse them. None:
+            no check.
+        """
+        self._rows_read = rows_read
+
+    def _read_rows(self, rows: np.ndarray) -> np.ndarray:
+        """Rows of the factor array (fancy-indexed), after the check of :meth:`check_reads`."""
+        if self._rows_read is not None:
+            self._rows_read(rows)
+        return self._factors[rows]
+
     def _factor(self, i: int) -> Factor:
         """Word i's factor, computing it first in a lazy store."""
         kind = int(self._kind[i])
         if kind == UNDEFINED:
             raise UndefinedCovarianceError(f"{self._describe(i)} has no covariance: it has {self.missing_reason(i)}")
         if self._fitter is None:
-            row = self._factors[self._factor_row[i]]
+            row = self._read_rows(self._factor_row[i:i + 1])[0]
             mapping = mapping_of(self._factors)
             if mapping is not None:  # a copy of its own, so the pages read can go
                 row = np.array(row, dtype=np.float64)

@@ -95,44 +95,61 @@ def written_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factor
             arrays.clear()
 
 
-def read_header(path: str | os.PathLike) -> tuple[dict, dict]:
+def read_header(source) -> tuple[dict, dict]:
     """The header of a store file and each array's ``(offset, dtype, shape)``.
+
+    ``source`` is a path, or a binary file open for reading (read from its start; its ``name`` is
+    the one messages give).
 
     Raises
     ------
     FileNotFoundError
-        If there is no file at ``path``.
+        If there is no file at ``source``.
     ValueError
         If the file is not a covariance store, or is truncated or inconsistent (the message names
         the file and what is wrong).
     """
-    path = Path(path)
+    if hasattr(source, "read"):
+        return _read_header(source, Path(str(getattr(source, "name", "the covariance store"))))
+    path = Path(source)
     if not path.exists():
         raise FileNotFoundError(f"covariance store not found: {path}")
-    size = path.stat().st_size
     with open(path, "rb") as stream:
-        magic = stream.read(len(_MAGIC))
-        if magic != _MAGIC:
-            raise ValueError(f"{path} is not a glovev-ext covariance store (bad magic bytes {magic!r})")
-        length_bytes = stream.read(8)
-        if len(length_bytes) < 8:
-            raise ValueError(f"{path} is truncated: the header length is missing")
-        length = int.from_bytes(length_bytes, "little")
-        raw = stream.read(length)
+        return _read_header(stream, path)
+
+
+def _read_header(stream, path: Path) -> tuple[dict, dict]:
+    size = os.fstat(stream.fileno()).st_size
+    stream.seek(0)
+    magic = stream.read(len(_MAGIC))
+    if magic != _MAGIC:
+        raise ValueError(f"{path} is not a glovev-ext covariance store (bad magic bytes {magic!r})")
+    length_bytes = stream.read(8)
+    if len(length_bytes) < 8:
+        raise ValueError(f"{path} is truncated: the header length is missing")
+    length = int.from_bytes(length_bytes, "little")
+    if length > size:
+        raise ValueError(f"{path} is truncated: header of {length} bytes, the file has {size}")
+    raw = stream.read(length)
     if len(raw) < length:
         raise ValueError(f"{path} is truncated: header of {length} bytes, {len(raw)} present")
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path}: unreadable header ({error})") from None
-    if header.get("version", 0) > _FORMAT_VERSION:
-        raise ValueError(f"{path} was written by a newer glovev-ext (format {header['version']})")
+        offsets = {name: (int(o), np.dtype(d), tuple(int(n) for n in s)) for name, (o, d, s) in header["arrays"].items()}
+        version, dim, words = int(header.get("version", 0)), int(header["dim"]), header["words"]
+    except (UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"{path}: unreadable header ({type(error).__name__}: {error})") from None
+    if version > _FORMAT_VERSION:
+        raise ValueError(f"{path} was written by a newer glovev-ext (format {version})")
     if "size" in header and header["size"] != size:
         state = "truncated" if size < header["size"] else "longer than written"
         raise ValueError(f"{path} is {state}: {size} bytes, the header says {header['size']}")
-    offsets = {name: (int(o), np.dtype(d), tuple(s)) for name, (o, d, s) in header["arrays"].items()}
+    if dim < 0 or (words is not None and not isinstance(words, list)):
+        raise ValueError(f"{path}: unreadable header (dimension {dim}, words of type {type(words).__name__})")
     for name, (offset, dtype, shape) in offsets.items():
         end = offset + dtype.itemsize * int(np.prod(shape))
+        if dtype.hasobject or offset < 0 or min(shape, default=0) < 0:
+            raise ValueError(f"{path}: array {name!r} is not a plain array ({dtype}, offset {offset}, shape {shape})")
         if end > size:
             raise ValueError(f"{path} is truncated: array {name!r} ends at byte {end}, the file has {size}")
     return header, offsets

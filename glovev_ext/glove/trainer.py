@@ -16,6 +16,7 @@ from tqdm.auto import tqdm
 
 from .._checks import DEFAULT_SEED, as_generator, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from .._dask import check_backend, connected
+from .._temporaries import remove_dead_temporaries, temporary_prefix
 from ..counting import check_cooccurrence
 from ._adagrad_kernel import adagrad_pass, block_pass, entry_order, shuffle_in_place
 from ._dask_schedule import DaskBlockSchedule
@@ -213,7 +214,7 @@ def train_glove(cooccurrence: sp.spmatrix | np.ndarray, n_components: int = 50, 
                 n_words, nnz, n_components, epochs, "on Dask" if on_dask else f"{n_threads} threads", schedule,
                 ", entries on disk" if max_memory is not None and not on_dask else "")
     pool = ThreadPoolExecutor(n_threads, thread_name_prefix="glovev-train") if n_threads > 1 and not on_dask else None
-    folder = tempfile.TemporaryDirectory(prefix="glovev-train-") if max_memory is not None and not on_dask else None
+    folder = _temporary_folder() if max_memory is not None and not on_dask else None
     cluster = ExitStack()
     try:
         if on_dask:
@@ -323,3 +324,9 @@ class _BlockSchedule:
             else:
                 list(pool.map(run_block, blocks))
         return float(costs.sum())
+
+
+def _temporary_folder() -> tempfile.TemporaryDirectory:
+    """A temporary folder for the entries on disk, after removing what killed runs left."""
+    remove_dead_temporaries()
+    return tempfile.TemporaryDirectory(prefix=temporary_prefix("train"))

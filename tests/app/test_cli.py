@@ -376,8 +376,9 @@ def test_unreadable_corpus_files_end_in_one_line_naming_the_file(capsys, tmp_pat
 
 
 @pytest.mark.parametrize("name, keep, message", [
-    ("metadata.json", 10, r"metadata\.json: not valid JSON"),
-    ("vectors.kv", 100, r"vectors\.kv: cannot be read \(UnpicklingError"),
+    ("metadata.json", 10, r"metadata\.json is truncated: 10 bytes, its manifest\.json says"),
+    ("vectors.npy", 100, r"vectors\.npy is truncated: 100 bytes"),
+    ("manifest.json", 100, r"manifest\.json: not a glovev-ext manifest"),
 ])
 def test_a_damaged_model_folder_ends_in_one_line_naming_the_file(model_dir, capsys, tmp_path, name, keep, message):
     import shutil
@@ -394,11 +395,14 @@ def test_a_truncated_array_of_a_saved_model_is_named(tmp_path):
             glovev_ext.CooccurrenceVectorizer(min_count=2, progress=False).fit_transform(
                 glovev_ext.load_default_corpus(max_documents=300))))
     glovev_ext.save_model(tmp_path / "m", kv)
-    arrays = sorted((tmp_path / "m").glob("vectors.kv.*.npy"))
-    assert arrays, "the model is large enough to keep an array beside the pickle"
-    _damage(arrays[0], 300)
-    with pytest.raises(ValueError, match=re.escape(str(arrays[0])) + ": cannot be read"):
-        glovev_ext.load_model(tmp_path / "m")
+    arrays = sorted((tmp_path / "m").glob("*.npy")) + [tmp_path / "m" / "covariances.store"]
+    for array in arrays:
+        kept = array.read_bytes()
+        _damage(array, 300)
+        with pytest.raises(ValueError, match=re.escape(str(array)) + " is truncated: 300 bytes"):
+            glovev_ext.load_model(tmp_path / "m")
+        array.write_bytes(kept)
+    glovev_ext.load_model(tmp_path / "m")
 
 
 @pytest.mark.parametrize("flag, value, library", [

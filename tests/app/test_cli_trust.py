@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import glovev_ext
-from glovev_ext import cli
+from glovev_ext import _model_folder, cli
 from glovev_ext.cli import main
 
 FIT = ["--n-components", "8", "--epochs", "3", "--quiet", "--n-jobs", "1"]
@@ -83,8 +83,9 @@ def test_overwrite_replaces_the_folder_it_names_and_nothing_else(corpus_file, ca
     (tmp_path / "beside.txt").write_text("beside\n")
     status, _, _ = run(capsys, "fit", corpus_file, "--output", tmp_path / "sandbox", "--overwrite", *FIT)
     assert status == 0
-    assert sorted(p.name for p in (tmp_path / "sandbox").iterdir()) == ["metadata.json", "vectors.kv",
-                                                                       "vectors.kv.covariance_store._factors.npy"]
+    assert sorted(p.name for p in (tmp_path / "sandbox").iterdir()) == [
+        "covariance_rows.npy", "covariances.store", "expando_count.npy", "manifest.json", "metadata.json", "model.json",
+        "prior_covariance.npy", "prior_mean.npy", "vectors.npy"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["beside.txt", "sandbox"]
 
 
@@ -137,10 +138,10 @@ def test_a_full_disk_during_the_save_keeps_the_previous_model(corpus_file, model
     shutil.copytree(model_dir, tmp_path / "model")
     before = snapshot(tmp_path)
 
-    def full(self, path, *args, **kwargs):
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    def full(path, values):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(glovev_ext.KeyedVectorsWithVariance, "save", full)
+    monkeypatch.setattr(_model_folder, "_write_array", full)
     status, _, err = run(capsys, "fit", corpus_file, "--output", tmp_path / "model", *FIT)
     line = one_error_line(err)
     assert status == 1 and "No space left on device" in line and "free space there, or write elsewhere" in line
@@ -409,10 +410,14 @@ def test_an_interruption_just_after_the_new_model_is_in_place_says_it_was_saved(
 
     shutil.copytree(model_dir, tmp_path / "model")
 
-    def interrupted(folder):
-        raise KeyboardInterrupt
+    real_sync = atomic._sync_folder
 
-    monkeypatch.setattr(atomic, "_sync_folder", interrupted)  # called right after the exchange
+    def interrupted(folder):
+        if folder == tmp_path:  # right after the exchange (the folder's own files are synced before)
+            raise KeyboardInterrupt
+        real_sync(folder)
+
+    monkeypatch.setattr(atomic, "_sync_folder", interrupted)
     status, _, err = run(capsys, "fit", corpus_file, "--output", tmp_path / "model", *FIT, "--random-state", "1")
     line = one_error_line(err)
     assert status == 130 and line == f"glovev: interrupted; the model had been saved to {tmp_path / 'model'}"

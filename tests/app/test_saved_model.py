@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import glovev_ext
+from glovev_ext import _model_folder
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def test_an_interrupted_save_keeps_the_previous_model(kv, tmp_path, monkeypatch)
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(glovev_ext.KeyedVectorsWithVariance, "save", interrupted)
+    monkeypatch.setattr(_model_folder, "_write_array", interrupted)
     with pytest.raises(KeyboardInterrupt):
         glovev_ext.save_model(tmp_path / "model", kv, {"version": 2})
     assert glovev_ext.load_model(tmp_path / "model")[1] == {"version": 1}
@@ -143,16 +144,17 @@ def test_a_location_that_cannot_be_written_is_refused_before_any_work(tmp_path, 
 def test_a_disk_full_during_the_save_keeps_the_previous_model(kv, tmp_path, monkeypatch):
     glovev_ext.save_model(tmp_path / "model", kv, {"version": 1})
     before = _snapshot(tmp_path)
-    real_save = glovev_ext.KeyedVectorsWithVariance.save
+    real_write = _model_folder._write_array
 
-    def half_then_full(self, path, *args, **kwargs):
-        real_save(self, path, *args, **kwargs)  # the files are written, then the disk fills
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+    def half_then_full(path, values):
+        real_write(path, values)  # a file is written, then the disk fills
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
 
-    monkeypatch.setattr(glovev_ext.KeyedVectorsWithVariance, "save", half_then_full)
+    monkeypatch.setattr(_model_folder, "_write_array", half_then_full)
     with pytest.raises(OSError) as raised:
         glovev_ext.save_model(tmp_path / "model", kv, {"version": 2})
-    assert raised.value.errno == errno.ENOSPC
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename == str((tmp_path / "model").resolve())
+    assert "No space left on device" in str(raised.value)
     assert _snapshot(tmp_path) == before
 
 
@@ -203,7 +205,7 @@ def test_a_folder_replaces_a_folder_in_one_exchange(tmp_path, monkeypatch):
 
 
 def test_an_interrupted_save_leaves_the_embedding_in_memory_whole(kv, tmp_path, monkeypatch):
-    """gensim sets the large arrays aside while it pickles and puts them back after Exception only."""
+    """An interruption between two files of the save changes nothing of the embedding in memory."""
     vectors, factors = kv.vectors.copy(), kv.covariance_store._factors.copy()
     real_save = np.save
     calls = []
@@ -216,7 +218,7 @@ def test_an_interrupted_save_leaves_the_embedding_in_memory_whole(kv, tmp_path, 
 
     glovev_ext.save_model(tmp_path / "first", kv)
     arrays = len(list((tmp_path / "first").glob("*.npy")))
-    assert arrays >= 1, "the model keeps an array beside the pickle"
+    assert arrays >= 2, "the model's arrays are files of their own"
     monkeypatch.setattr(np, "save", interrupted_on_the_last_array)
     with pytest.raises(KeyboardInterrupt):
         glovev_ext.save_model(tmp_path / "model", kv)

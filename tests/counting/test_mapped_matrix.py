@@ -178,7 +178,7 @@ def test_under_a_budget_the_covariances_are_written_to_a_file_and_mapped(paragra
         glovev_ext.save_model(tmp_path / name, kv)
     saved = {name: sorted(p.name for p in (tmp_path / name).iterdir()) for name in ("memory", "mapped")}
     assert saved["memory"] == saved["mapped"]
-    factors_file = "vectors.kv.covariance_store._factors.npy"
+    factors_file = "covariances.store"
     assert factors_file in saved["mapped"]
     assert (tmp_path / "mapped" / factors_file).read_bytes() == (tmp_path / "memory" / factors_file).read_bytes()
     loaded, _ = glovev_ext.load_model(tmp_path / "mapped")
