@@ -6,15 +6,16 @@ Each trial prepares a folder holding a file of the user's and, in half the trial
 model from an earlier fit (another seed); then it runs ``glovev fit`` on a small corpus (the first
 3,000 paragraphs of the embedded corpus, D = 50) with ``--output`` in that folder and sends it
 SIGINT, SIGTERM or SIGKILL, either at a random moment of the whole run (start-up, counting,
-training, covariances, save, report) or during the save (a random moment after the line printed
-just before the save, within 1.5 times the save's measured length). It then checks:
+training, covariances, save, report) or during the save (a random moment after the save's staging
+folder appears beside the model, within 1.5 times the save's measured length). It then checks:
 
 - the model folder is the previous model (every file byte for byte), or a new complete model equal
   to an uninterrupted fit with the same seed (vectors, covariances, metadata but its timings), or
   absent when there was none: nothing else;
 - the user's file is unchanged and the folder holds nothing new but, after SIGKILL only, the
-  temporaries of the killed process (hidden ``.model.glovev-PID-*.partial``), which the next
-  save to that folder removes (checked by saving again);
+  temporaries of the killed process (hidden ``.model.glovev-PID-*.partial``) and its lock file
+  (``.model.glovev-lock``, whose lock ended with the process), which the next save to that folder
+  removes (checked by saving again);
 - for SIGINT and SIGTERM, once the command has started: no traceback on stderr and the exit status
   130 or 143 (0 if it had finished). A signal that arrives while Python is still importing numpy
   and gensim, before ``glovev`` runs, or after ``glovev`` has returned, while Python exits, meets
@@ -48,7 +49,7 @@ FIT = ["--n-components", "50", "--epochs", "3", "--n-jobs", "1"]
 SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}
 # the command's statuses: its own on SIGINT and SIGTERM, 0 if it had finished; -N: killed by signal N
 _EXPECTED_STATUS = {"SIGINT": {130, 0}, "SIGTERM": {143, 0}, "SIGKILL": {-9, 0}}
-BEFORE_SAVE = "GloVe-V covariances for"  # the line the command prints just before it saves
+STAGING = ".partial"  # the save writes a hidden folder beside the model whose name ends so, then swaps it in
 SAVED = "saved:"
 
 
@@ -79,17 +80,23 @@ def model_state(folder: Path) -> dict | None:
             "n factors": len(rows)}
 
 
+def _save_started(folder: Path, process: subprocess.Popen) -> float:
+    """When the save's staging folder appears beside the model (or the process ends)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    while process.poll() is None and not any(p.name.endswith(STAGING) for p in folder.iterdir()):
+        time.sleep(0.001)
+    return time.monotonic()
+
+
 def timeline(corpus: Path, work: Path) -> dict:
-    """Seconds from the start to the line before the save, to the save's end, and to the exit, of one full run."""
+    """Seconds from the start to the save's start, to its end, and to the exit, of one full run."""
     output = work / "timeline" / "model"
     start = time.monotonic()
     process = subprocess.Popen(fit_command(corpus, output, 0), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                text=True, env=environment())
-    marks = {}
+    marks = {"before save": _save_started(output.parent, process) - start}
     for line in process.stdout:
-        if line.startswith(BEFORE_SAVE):
-            marks["before save"] = time.monotonic() - start
-        elif line.startswith(SAVED):
+        if line.startswith(SAVED):
             marks["saved"] = time.monotonic() - start
     process.wait()
     marks["exit"] = time.monotonic() - start
@@ -131,10 +138,7 @@ def trial(number: int, setup: Setup, rng: random.Random) -> dict:
     start = time.monotonic()
     printed = []
     if during_save:
-        for line in process.stdout:
-            printed.append(line)
-            if line.startswith(BEFORE_SAVE):
-                break
+        _save_started(folder, process)
     time.sleep(delay)
     moment = time.monotonic() - start
     if process.poll() is None:
@@ -157,7 +161,9 @@ def trial(number: int, setup: Setup, rng: random.Random) -> dict:
     else:
         outcome = "BROKEN"
     others = sorted(p.name for p in folder.iterdir() if p.name not in ("notes.txt", "model"))
-    temporaries = [n for n in others if n.startswith(".model.glovev-") and n.endswith(".partial")]
+    # after SIGKILL: the staging folder, and the lock file (its lock went with the process)
+    temporaries = [n for n in others if n.startswith(".model.glovev-") and (n.endswith(".partial")
+                                                                              or n == ".model.glovev-lock")]
     problems = []
     if outcome == "BROKEN":
         problems.append(f"model folder is neither previous, new nor absent: {sorted(after)}")
@@ -203,7 +209,7 @@ def main() -> None:
                       glovev_ext.load_model(reference)[0], timeline(corpus, work))
         marks = setup.marks
         size = sum(map(len, files(reference).values())) / 1e6
-        print(f"an uninterrupted run: the line before the save at {marks['before save']:.2f} s, saved at "
+        print(f"an uninterrupted run: the save starts at {marks['before save']:.2f} s, saved at "
               f"{marks['saved']:.2f} s, exit at {marks['exit']:.2f} s; the model is {size:.1f} MB")
         rngs = [random.Random(options.seed * 100_003 + k) for k in range(options.trials)]
         with ThreadPoolExecutor(options.jobs) as pool:
