@@ -394,3 +394,26 @@ def test_a_large_store_is_checked_a_chunk_at_a_time_before_any_row_of_the_chunk_
         loaded.save(str(tmp_path / "pickled.kv"), sep_limit=1 << 10)  # gensim's save reads every row
     with pytest.raises(ValueError, match=message):
         glovev_ext.load_model(tmp_path / "model", mmap=None)  # read whole: checked whole
+
+
+def test_two_fits_to_one_output_the_second_refuses_at_its_start(corpus_file, tmp_path, capsys):
+    first = subprocess.Popen([sys.executable, "-m", "glovev_ext", "fit", str(corpus_file), "--output",
+                              str(tmp_path / "model"), *FIT], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+    lock = _writer_lock.lock_path((tmp_path / "model").resolve())
+    deadline = time.time() + 60
+    while time.time() < deadline and not lock.exists() and first.poll() is None:
+        time.sleep(0.01)
+    try:
+        assert lock.exists(), "the first fit ended before it took its lock"
+        time.sleep(0.2)  # the lock file is created before it is locked and its holder written
+        started = time.perf_counter()
+        status, out, err = run(capsys, "fit", corpus_file, "--output", tmp_path / "model", *FIT)
+        assert time.perf_counter() - started < 2.0
+        line = one_line(err)
+        assert status == 1 and out == "" and f"process {first.pid}" in line
+        assert "is being written by another process" in line
+    finally:
+        assert first.wait(timeout=300) == 0, first.stderr.read()
+    assert glovev_ext.load_model(tmp_path / "model")[1]["glove"]["n_components"] == 8
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
