@@ -121,21 +121,23 @@ def _digests(path: Path) -> dict:
         return {"bytes": size, "sha256": _chunk_digests(stream.fileno(), size)}
 
 
-def _chunk_digests(handle: int, size: int, threads: int = 1) -> list[str]:
-    """The SHA-256 of each ``CHUNK_BYTES`` of an open file (one digest for an empty file)."""
+def _chunk_digests(handle: int, size: int, threads: int = 1, chunks=None) -> list[str]:
+    """The SHA-256 of each ``CHUNK_BYTES`` of an open file (one digest for an empty file), or of the given chunks."""
     if size == 0:
         return [hashlib.sha256(b"").hexdigest()]
+    chunks = list(range(-(-size // CHUNK_BYTES)) if chunks is None else chunks)
+    if not chunks:
+        return []
     with mmap_module.mmap(handle, size, access=mmap_module.ACCESS_READ) as mapped:
         view = memoryview(mapped)
         try:
-            def digest(start: int) -> str:
-                return hashlib.sha256(view[start:start + CHUNK_BYTES]).hexdigest()
+            def digest(chunk: int) -> str:
+                return hashlib.sha256(view[chunk * CHUNK_BYTES:(chunk + 1) * CHUNK_BYTES]).hexdigest()
 
-            starts = range(0, size, CHUNK_BYTES)
-            if threads > 1 and len(starts) > 1:
-                with ThreadPoolExecutor(min(threads, len(starts))) as pool:
-                    return list(pool.map(digest, starts))
-            return [digest(start) for start in starts]
+            if threads > 1 and len(chunks) > 1:
+                with ThreadPoolExecutor(min(threads, len(chunks))) as pool:
+                    return list(pool.map(digest, chunks))
+            return [digest(chunk) for chunk in chunks]
         finally:
             view.release()
 
@@ -177,11 +179,16 @@ def _opened_folder(folder: Path) -> Iterator[int]:
 
 def _read(folder: Path, handle: int, mmap: str | None, threads: int) -> tuple[KeyedVectorsWithVariance, dict]:
     manifest = _manifest(folder, handle)
-    files, later = {}, None
+    files, later, factors_at = {}, None, []
+
+    def factors_offset(stream) -> int:  # read once, kept for the later chunks' rows
+        factors_at.append(_factors_offset(stream))
+        return factors_at[-1]
+
     try:
         for name, entry in manifest["files"].items():
             lazy = name == STORE_FILE and mmap is not None
-            files[name] = _verified(folder, handle, name, entry, threads, _factors_offset if lazy else None)
+            files[name] = _verified(folder, handle, name, entry, threads, factors_offset if lazy else None)
             if lazy:
                 later = _LaterChunks(folder / name, files[name], entry["sha256"], threads)
         metadata = _json(folder, files[METADATA_FILE], METADATA_FILE)
@@ -189,7 +196,7 @@ def _read(folder: Path, handle: int, mmap: str | None, threads: int) -> tuple[Ke
         kv = _embedding(folder, files, description, mmap)
         if later is not None and kv.covariance_store is not None:
             store = kv.covariance_store
-            later.rows_at(_factors_offset(files[STORE_FILE]), store.factor_row_width * store.factor_dtype.itemsize)
+            later.rows_at(factors_at[0], store.factor_row_width * store.factor_dtype.itemsize)
             kv.covariance_store.check_reads(later)
         return kv, metadata
     finally:
@@ -273,24 +280,8 @@ def _mismatch(path: Path) -> DamagedModelError:
 def _check_chunks(path: Path, stream, digests: list[str], chunks, threads: int) -> None:
     """Check the given chunks of an open file against their digests (raise naming the file on a mismatch)."""
     chunks = list(chunks)
-    if not chunks:
-        return
     size = os.fstat(stream.fileno()).st_size
-    with mmap_module.mmap(stream.fileno(), size, access=mmap_module.ACCESS_READ) as mapped:
-        view = memoryview(mapped)
-        try:
-            def matches(chunk: int) -> bool:
-                part = view[chunk * CHUNK_BYTES:(chunk + 1) * CHUNK_BYTES]
-                return hashlib.sha256(part).hexdigest() == digests[chunk]
-
-            if threads > 1 and len(chunks) > 1:
-                with ThreadPoolExecutor(min(threads, len(chunks))) as pool:
-                    results = list(pool.map(matches, chunks))
-            else:
-                results = [matches(chunk) for chunk in chunks]
-        finally:
-            view.release()
-    if not all(results):
+    if _chunk_digests(stream.fileno(), size, threads, chunks) != [digests[chunk] for chunk in chunks]:
         raise _mismatch(path)
 
 

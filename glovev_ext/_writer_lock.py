@@ -3,7 +3,8 @@
 The lock is a file ``.NAME.glovev-lock`` beside the target, locked with ``flock``: the kernel lets go
 of it when its process ends, however it ends (``kill -9`` included), so a lock left by a dead process
 never blocks anyone. The file holds who took it (process id, host, command, time) for the message a
-second writer gets. A thread that holds the lock for a target takes it again freely (a fit takes it
+second writer gets. Folders on the way to the target that the lock had to create are removed again
+if the work leaves them empty. A thread that holds the lock for a target takes it again freely (a fit takes it
 at its start, the save inside it takes it again); another thread, like another process, is refused.
 """
 
@@ -50,6 +51,7 @@ def writer_lock(target: str | os.PathLike) -> Iterator[None]:
         finally:
             _held[key] -= 1
         return
+    created = [folder for folder in reversed(target.parents) if not os.path.lexists(folder)]
     handle = _take(target)
     _held[key] = 1
     try:
@@ -57,6 +59,11 @@ def writer_lock(target: str | os.PathLike) -> Iterator[None]:
     finally:
         del _held[key]
         _release(target, handle)
+        for folder in reversed(created):  # folders made for the lock and left empty (the work failed): not left behind
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
 
 def _take(target: Path) -> int:

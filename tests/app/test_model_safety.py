@@ -417,3 +417,10 @@ def test_two_fits_to_one_output_the_second_refuses_at_its_start(corpus_file, tmp
         assert first.wait(timeout=300) == 0, first.stderr.read()
     assert glovev_ext.load_model(tmp_path / "model")[1]["glove"]["n_components"] == 8
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model"]
+
+
+def test_a_failed_fit_into_new_folders_leaves_none_of_them(tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("")
+    status, _, err = run(capsys, "fit", tmp_path / "empty.txt", "--output", tmp_path / "a" / "b" / "model", *FIT)
+    assert status == 2 and one_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt"]
