@@ -697,8 +697,11 @@ def _corpus_file(path: str | None) -> Iterator[str | None]:
     folder = make_temporary_folder("spool")
     try:
         copy = os.path.join(folder, Path(path).name or "corpus")
-        with open(path, "rb") as source, open(copy, "xb") as target:
-            shutil.copyfileobj(source, target, 1 << 20)
+        try:
+            with open(path, "rb") as source, open(copy, "xb") as target:
+                shutil.copyfileobj(source, target, 1 << 20)
+        except OSError as error:  # a full TMPDIR: name the copy, not nothing
+            raise OSError(error.errno, error.strerror or str(error), copy) from None
         yield copy
     finally:
         shutil.rmtree(folder, ignore_errors=True)

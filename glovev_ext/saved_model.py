@@ -188,10 +188,12 @@ def load_model(directory: str | os.PathLike, mmap: str | None = "r", *,
                allow_pickle: bool = False) -> tuple[KeyedVectorsWithVariance, dict]:
     """The ``KeyedVectorsWithVariance`` and metadata of a model saved with :func:`save_model`.
 
-    Nothing is unpickled: the folder holds JSON and arrays, and every file is checked against the
-    digests of its manifest before the model is built (about 0.6 s per GB of covariances on one
-    core; several cores share the work). The folder is read through one handle, so a save that
-    replaces it meanwhile gives the old model or the new one, never a mix.
+    Nothing is unpickled: the folder holds JSON and arrays, and every byte is checked against the
+    digests of its manifest before an answer depends on it: every file at load, except the
+    covariance factors, each 64 MiB of which is checked when a word in it is first read (about
+    40 ms each; with ``mmap=None`` all at load, about 0.6 s per GB on one core). The folder is read
+    through one handle, so a save that replaces it meanwhile gives the old model or the new one,
+    never a mix.
 
     Parameters
     ----------

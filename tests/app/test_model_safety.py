@@ -424,3 +424,28 @@ def test_a_failed_fit_into_new_folders_leaves_none_of_them(tmp_path, capsys):
     status, _, err = run(capsys, "fit", tmp_path / "empty.txt", "--output", tmp_path / "a" / "b" / "model", *FIT)
     assert status == 2 and one_line(err)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty.txt"]
+
+
+def test_a_full_tmpdir_while_a_pipe_is_copied_names_the_copy(tmp_path, capsys, monkeypatch):
+    from glovev_ext import cli
+    fifo = tmp_path / "corpus.fifo"
+    os.mkfifo(fifo)
+
+    def write():
+        with open(fifo, "w") as stream:
+            stream.write("a b c\n")
+
+    writer = threading.Thread(target=write)
+    writer.start()
+
+    def full(source, target, length):
+        source.read()
+        raise OSError(28, os.strerror(28))
+
+    monkeypatch.setattr(cli.shutil, "copyfileobj", full)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    status, out, err = run(capsys, "fit", fifo, "--output", tmp_path / "model", *FIT)
+    writer.join()
+    line = one_line(err)
+    assert status == 1 and "No space left on device" in line and f"glovev-spool-{os.getpid()}-" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.fifo"]
