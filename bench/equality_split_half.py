@@ -9,11 +9,11 @@ changed between the halves, so every test below should reject 5 % of pairs at p 
 covariances are calibrated. For ``--pairs`` random pairs of words per band of pooled count (5-99,
 100-299, 300-999, 1,000-2,999, 3,000+; both words in the band, with a covariance in both halves),
 printed per band: the share of default results that ``method="auto"`` left to Monte Carlo, the median
-ratio of their ``std_error`` (the draws' spread) to their ``delta_std_error``, and the share of pairs
+ratio of their ``draws_std_error`` (the draws' spread) to their ``delta_std_error``, and the share of pairs
 rejected at 5 % by
 
 - (a) the default equality test as it was before docs/method.md 7.2's fix: Welch's test on atanh of
-  the two default ``similarity_test`` results, each weighed by its ``std_error``;
+  the two default ``similarity_test`` results, each weighed by its draws' spread (``draws_std_error``);
 - (b) the default equality test now, ``compare_models([A.similarity_test(a, b, random_state=0),
   B.similarity_test(a, b, random_state=0)]).equality()``;
 - (c) the plain delta-method z on the linear scale, ``(cos_A - cos_B) / sqrt(se_A^2 + se_B^2)`` with
@@ -78,8 +78,10 @@ def random_pairs(words: list, n_pairs: int, generator: np.random.Generator) -> l
 
 
 def weighed_by_std_error(result: InferenceResult) -> InferenceResult:
-    """The result as the equality test saw it before the fix: a Wald result with its ``std_error``."""
-    return InferenceResult.wald(result.name, result.estimate, result.std_error, df=result.df, bounds=result.bounds,
+    """The result as the equality test saw it before the fix: a Wald result with its draws' spread (its delta
+    method's error where it has no draws)."""
+    spread = result.std_error if np.isnan(result.draws_std_error) else result.draws_std_error
+    return InferenceResult.wald(result.name, result.estimate, spread, df=result.df, bounds=result.bounds,
                                 scale=result.scale)
 
 
@@ -114,7 +116,7 @@ def main() -> None:
                 before.append(float(compare_models([weighed_by_std_error(r) for r in results]).equality().pvalue))
                 drawn = [r for r in results if r.method == MONTE_CARLO]
                 monte_carlo += len(drawn)
-                ratios += [r.std_error / r.delta_std_error for r in drawn]
+                ratios += [r.draws_std_error / r.delta_std_error for r in drawn]
             band = f"{low:,}-{high:,}" if high is not None else f"{low:,}+"
             rates = [np.mean(np.asarray(p) < 0.05) for p in (before, now)]
             print(f"{band:<12} {len(words):>5}  {len(pairs):>5}  {monte_carlo / (2 * len(pairs)):>8.2f}  "

@@ -70,7 +70,7 @@ def main() -> None:
                 f"{paper.conf_int().iloc[0, 1]:.2f}]; dropped {len(default.dropped)}")
         if default.method == "delta method":
             drawn = kv.weat_test(*lists, missing="drop", method="monte carlo", n_draws=args.mc_draws, random_state=0)
-            line += f"; delta vs Monte Carlo gap {abs(default.std_errors[0] / drawn.std_errors[0] - 1):.1%}"
+            line += f"; delta vs Monte Carlo gap {abs(default.std_errors[0] / drawn.draws_std_errors[0] - 1):.1%}"
         print(line, flush=True)
 
 
@@ -84,7 +84,7 @@ def report_pairs(kv, paper_kv, pairs, label: str, mc_draws: int) -> None:
         methods[result.method] = methods.get(result.method, 0) + 1
         if result.method == "delta method":
             drawn = kv.similarity_test(a, b, method="monte carlo", n_draws=mc_draws, random_state=k)
-            gaps.append(abs(result.std_error / drawn.std_error - 1))
+            gaps.append(abs(result.std_error / drawn.draws_std_error - 1))
         low, high = paper_kv.similarity_test(a, b, **PAPER).conf_int()
         outside["paper"] += not -1 <= low <= high <= 1
     print(f"{len(pairs)} {label}: median width {np.median(widths):.2f}; intervals outside [-1, 1]: default "

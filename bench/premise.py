@@ -54,7 +54,7 @@ def delta_agreement(kv, words: list[str]) -> tuple[int, float]:
         if result.method == "delta method":
             kept += 1
             drawn = kv.similarity_test(a, b, method="monte carlo", n_draws=4000, random_state=k)
-            gaps.append(abs(result.std_error / drawn.std_error - 1))
+            gaps.append(abs(result.std_error / drawn.draws_std_error - 1))
     return kept, max(gaps, default=float("nan"))
 
 

@@ -21,6 +21,7 @@ from ._version import __version__
 from .counting import (CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroups, LineCorpus, default_corpus_groups,
                        load_default_corpus, read_groups)
 from .covariance import GloVeVEstimator, UndefinedCovarianceError
+from .group_jackknife import GroupJackknife, group_jackknife
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus, fit_corpus
 from .saved_model import load_model, save_model, upgrade_model
@@ -53,6 +54,7 @@ __all__ = [
     "DocumentGroups",
     "FittedCorpus",
     "GloVeVEstimator",
+    "GroupJackknife",
     "KeyedVectorsWithVariance",
     "LineCorpus",
     "Statistic",
@@ -64,6 +66,7 @@ __all__ = [
     "evaluate_relational_similarity",
     "fit_corpus",
     "fit_subcorpora",
+    "group_jackknife",
     "load_default_corpus",
     "load_model",
     "plan_study",

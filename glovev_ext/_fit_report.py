@@ -124,14 +124,17 @@ def word_similarity_lines(kv: KeyedVectorsWithVariance) -> list[str]:
         raise ValueError(f"too few of its word pairs have both words with a covariance: {error}") from None
     low, high = result.conf_int()
     median = result.estimate - result.attenuation
+    on_atanh = result.tested_std_error / (1.0 - result.estimate**2)
     why = (", nearer 0 because noise in the vectors attenuates correlations, as the noise in the trained vectors "
            "attenuates rho itself" if abs(median) < abs(result.estimate) else "")
     return [f"WordSim-353: Spearman rho = {result.estimate:.3f}, 95 % interval [{low:.3f}, {high:.3f}] over "
             f"{_WORDSIM_DRAWS} GloVe-V draws; {len(result.dropped)} of its {len(rows)} pairs dropped (a word out of "
             f"the vocabulary or without a covariance)",
-            f"  the interval is rho -+ {float(quantile(0.975, result.df)):.2f} standard deviations of the draws "
-            f"({result.std_error:.3f}) on atanh, extended {'up' if result.attenuation > 0 else 'down'} by the draws' "
-            f"shift from rho: their median is {median:.3f}, {abs(result.attenuation):.3f} "
+            f"  the interval is atanh(rho) -+ {float(quantile(0.975, result.df)):.2f} x {on_atanh:.4f} mapped back by "
+            f"tanh ({on_atanh:.4f}: the draws' standard deviation, {result.tested_std_error:.4f}, times atanh's slope "
+            f"at rho, 1 / (1 - rho^2)), extended {'up' if result.attenuation > 0 else 'down'} on atanh by the draws' "
+            f"shift from rho, to 2 atanh(rho) - atanh(median): their median is {median:.3f}, "
+            f"{abs(result.attenuation):.3f} "
             f"{'lower' if result.attenuation > 0 else 'higher'}{why}; it carries GloVe-V's noise only, not the choice "
             "of word pairs or raters (docs/method.md 6.9)"]
 

@@ -172,7 +172,7 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
                                                  estimator.covariance_approximation is None), "the model")
         halves = _random_halves(vectorizer, corpus, estimator.random_state, groups) if calibrate_noise else None
         seconds = {"count": time.perf_counter() - started}
-        estimator.fit(cooccurrence, halves=halves)
+        estimator.fit(cooccurrence, halves=halves, n_groups=None if groups is None else groups.n_groups)
         seconds.update(estimator.fit_seconds_)
         kv = KeyedVectorsWithVariance.from_estimator(estimator)  # the counts travel with the matrix
         if source is None:

@@ -12,7 +12,13 @@ methods and dropped words must match exactly. Two recordings:
   interval is built from (the old column, the draws' spread, is ``draws sd``), the permutation
   test's own type. The one number that changed is the statistic of a Monte Carlo test that inverts
   its interval (``statistic_kind == "from p"``): it is now the statistic of its p-value, and only
-  those values are taken from the old recording.
+  those values are taken from the old recording. Since issue 47 such a test reads its p-values off
+  one confidence distribution (so that the one-sided ones sum to 1), so the p-values of a record
+  holding one, and of the tables built on them, are taken from the old recording too; results.json
+  holds today's. Issue 47 also made ``std_error`` the standard error the interval is built from
+  (``bse``); the draws' spread it held is ``draws_std_error``, compared under the old name. The p-value
+  of an equality test between fits under one prior, from null draws, now draws each fit's noise from t
+  where the results have t references (issue 46), and is taken from the old recording too.
 - ``results.json``, today's layout, for the changes after it. A change that is meant to move the
   numbers records them again (``python tests/data/golden/record.py``) and says so.
 """
@@ -61,9 +67,13 @@ def assert_same(actual, expected, where: str) -> None:
                                    equal_nan=True, err_msg=where, **TOLERANCE)
 
 
-def frame_as_before(new: dict, old: dict) -> dict:
+def frame_as_before(new: dict, old: dict, p_from_old: bool = False) -> dict:
     """A summary frame in the columns of before issue 24: the statistic under ``t``/``z`` whatever its kind, the
-    p-value under ``P>|t|``/``P>|z|``, the draws' spread under ``std err``; a "from p" statistic is the old one."""
+    p-value under ``P>|t|``/``P>|z|``, the draws' spread under ``std err``; a "from p" statistic is the old one, and
+    with ``p_from_old`` every p-value column too (issue 47)."""
+    if p_from_old:
+        new = {"index": new["index"], "columns": {head: _old_p_column(head, values, old)
+                                                  for head, values in new["columns"].items()}}
     columns, merged = {}, False
     for head, values in new["columns"].items():
         letter = head[:1]
@@ -86,6 +96,15 @@ def frame_as_before(new: dict, old: dict) -> dict:
     return {"index": new["index"], "columns": columns}
 
 
+def _old_p_column(head: str, values, old: dict):
+    """The old recording's p-values of a column headed ``P...`` (under its old head), else ``values``."""
+    if not head.startswith("P"):
+        return values
+    before = f"P>|{head[-2] if head.endswith('|') else head[-1]}|" if head in ("P>|t|", "P>t", "P<t", "P>|z|", "P>z",
+                                                                          "P<z") else head
+    return old["columns"].get(before, values)
+
+
 def permutation_as_before(new: dict) -> dict:
     """A permutation test as the Wald result type held it before issue 24 (its frame showed S under ``z`` and the
     permutation distribution's spread under ``std err``)."""
@@ -102,17 +121,28 @@ def permutation_as_before(new: dict) -> dict:
                 "Conf. Int. Upp.": [np.nan]}}}
 
 
-def as_before(new, old):
+def as_before(new, old, p_from_old: bool = False):
     """Today's record in the layout recorded before issue 24 (see the module's docstring)."""
     if not isinstance(new, dict):
         return new
+    p_from_old = p_from_old or statistics_from_p(new) > 0
     if "columns" in new and "index" in new:
-        return frame_as_before(new, old)
+        return frame_as_before(new, old, p_from_old)
     if "null_distribution" in new:
         return permutation_as_before(new)
     new = dict(new)
+    if new.pop("p_from_null_draws", False):  # issue 46: t noise in the null draws of fits under one prior
+        new["pvalue"] = old["pvalue"]
     kinds = new.pop("statistic_kind", None), new.pop("statistic_kinds", None)
-    translated = {key: as_before(value, old.get(key) if isinstance(old, dict) else None)
+    # issue 47: std_error is the tested one; the draws' spread, which it was, is draws_std_error (NaN without draws)
+    if "draws_std_error" in new:
+        drawn = new.pop("draws_std_error")
+        new["std_error"] = new["std_error"] if np.isnan(drawn) else drawn
+    if "draws_std_errors" in new:
+        drawn = np.asarray(new.pop("draws_std_errors"), dtype=np.float64)
+        new["std_errors"] = np.where(np.isnan(drawn), new["std_errors"], drawn).tolist()
+    translated = {key: (old[key] if p_from_old and "pvalue" in key and isinstance(old, dict) and key in old
+                        else as_before(value, old.get(key) if isinstance(old, dict) else None, p_from_old))
                   for key, value in new.items()}
     if kinds[0] == FROM_P:
         translated["statistic"] = old["statistic"]

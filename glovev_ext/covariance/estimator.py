@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -219,7 +220,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
     noise_scale_ : NoiseScale or None
         ``point_estimate="posterior"``: the factor on each word's ``s2`` by its total co-occurrence
         (``sigma2_`` includes it; identity when not calibrated), also applied to new rows in
-        :meth:`conditional_fit` at their own totals. None otherwise.
+        :meth:`conditional_fit` at their own totals; calibrated on halves of groups, it caps each
+        word's degrees of freedom at ``n_groups - 1``. None otherwise.
     n_sweeps_ : int
         Sweeps run after training (0 unless ``point_estimate`` is ``"alternating"`` or ``"posterior"``).
     training_costs_ : ndarray
@@ -281,7 +283,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         # scikit-learn deep-copies parameters; a Dask client must be shared instead.
         return clone_sharing_client(self)
 
-    def fit(self, X, y=None, *, halves: tuple | None = None) -> GloVeVEstimator:
+    def fit(self, X, y=None, *, halves: tuple | None = None, n_groups: int | None = None) -> GloVeVEstimator:
         """Train GloVe on ``X`` (unless ``pretrained``) and compute every word's covariance.
 
         Parameters
@@ -298,6 +300,11 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             is their sum). The noise scale
             ``noise_scale_`` is calibrated on them before the final posteriors
             (docs/method.md 6.13); :func:`~glovev_ext.fit_corpus` passes them.
+        n_groups : int, optional
+            With ``halves`` of whole groups: how many groups they split (None: each document is its
+            own group). ``G`` groups say only so much about how groups vary, so each word's reference
+            degrees of freedom are then at most ``G - 1`` (``noise_scale_.n_groups``, carried to
+            :meth:`conditional_fit`; docs/method.md 6.16).
 
         Returns
         -------
@@ -315,13 +322,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         n_words = matrix.shape[0]
         if dim >= n_words:
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
-        halves = self._checked_halves(halves, matrix)
+        halves = self._checked_halves(halves, matrix, n_groups)
         if self.backend == "dask":
             with connected(self.client, n_jobs) as client:  # one cluster for every stage of the fit
                 return self._fit_checked(X, matrix, halves, checked, started, client)
         return self._fit_checked(X, matrix, halves, checked, started, None)
 
-    def _fit_checked(self, X, matrix: sp.csr_matrix, halves: tuple | None, checked: tuple, started: float,
+    def _fit_checked(self, X, matrix: sp.csr_matrix, halves: _Halves | None, checked: tuple, started: float,
                      client) -> GloVeVEstimator:
         """:meth:`fit` once its inputs and parameters (``checked``, :meth:`_check_params`) are checked; ``client`` is
         the Dask client of ``backend="dask"``."""
@@ -523,10 +530,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                              "store file its workers share: give covariance_storage a file path")
         return dim, x_max, n_sweeps, storage, factor_dtype, n_jobs
 
-    def _checked_halves(self, halves, matrix: sp.csr_matrix) -> tuple | None:
-        """The two halves as CSR matrices of ``matrix``'s shape, once the recipe can use them."""
+    def _checked_halves(self, halves, matrix: sp.csr_matrix, n_groups) -> _Halves | None:
+        """The two halves as CSR matrices of ``matrix``'s shape, once the recipe can use them, and their groups."""
         if halves is None:
+            if n_groups is not None:
+                raise ValueError("n_groups says how many groups the halves split; give it with halves")
             return None
+        if n_groups is not None:
+            n_groups = check_int(n_groups, "n_groups", minimum=2)
         if self.point_estimate != "posterior":
             raise ValueError("halves calibrate the noise scale of point_estimate='posterior'; "
                              f"point_estimate={self.point_estimate!r} keeps the model's own noise")
@@ -539,7 +550,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             if half.shape != matrix.shape:
                 raise ValueError(f"halves[{k}] has shape {half.shape}; the halves must be in X's vocabulary, "
                                  f"shape {matrix.shape}")
-        return checked
+        return _Halves(checked, n_groups)
 
     def _fitter_options(self) -> dict:
         return {"context_vectors": self.context_embedding_, "context_biases": self.context_bias_,
@@ -610,7 +621,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             shutil.rmtree(folder, ignore_errors=True)
 
     def _compute_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
-                             n_jobs: int, halves: tuple | None, client) -> CovarianceStore:
+                             n_jobs: int, halves: _Halves | None, client) -> CovarianceStore:
         self.prior_, self.prior_share_, self.noise_scale_ = None, None, None
         if self.point_estimate == "posterior":
             return self._posterior_covariances(fitter, storage, factor_dtype, n_jobs, halves, client)
@@ -632,12 +643,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return result.store
 
     def _posterior_covariances(self, fitter: WordFitter, storage: str, factor_dtype: np.dtype,
-                               n_jobs: int, halves: tuple | None, client) -> CovarianceStore:
+                               n_jobs: int, halves: _Halves | None, client) -> CovarianceStore:
         fitter = DeviceWordFitter.of(fitter, self.device, self.bias_)
         optima = row_optima(fitter, self.bias_, n_jobs, self.progress, client=client)
         own = optima.sigma2[np.isfinite(optima.sigma2)]
         self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
         if halves is not None:
+            halves, n_groups = halves
             prior = optima.prior(self.prior_strength)
             comparison = self._compare_halves(halves, prior, None, n_jobs, client)
             self.noise_scale_ = noise_scale_from(comparison)
@@ -645,6 +657,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                 logger.info("GloVe-V noise scale, first comparison: %s", self.noise_scale_)
                 self.noise_scale_ = self.noise_scale_.refined(
                     self._compare_halves(halves, prior, self.noise_scale_, n_jobs, client))
+            self.noise_scale_ = self.noise_scale_.of_groups(n_groups)
             logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
                         self.noise_scale_)
         else:
@@ -670,6 +683,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.max_memory is not None:
             trim_heap()  # the halves' fits go back before the next pass allocates its own
         return comparison
+
+
+class _Halves(NamedTuple):
+    """``fit``'s checked halves and how many groups they split (None: documents)."""
+
+    matrices: tuple
+    n_groups: int | None
 
 
 def _check_pretrained(pretrained, n_words: int, dim: int) -> GloVeParameters:

@@ -19,7 +19,7 @@ import logging
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -99,15 +99,30 @@ class NoiseScale:
         For rows with their own ``s2`` (and for the prior's rows).
     pooled : ScaleCurve
         For rows whose ``s2`` is pooled.
+    n_groups : int or None
+        How many groups (books, authors) the calibration's halves split; None when each document
+        was its own group. ``G`` groups say only so much about how groups vary, so every row scaled
+        by this calibration has at most ``G - 1`` reference degrees of freedom (:attr:`max_dof`), as
+        cluster-robust errors do (docs/method.md 6.16).
     """
 
     own: ScaleCurve
     pooled: ScaleCurve
+    n_groups: int | None = None
 
     @classmethod
     def identity(cls) -> NoiseScale:
         """The model's own noise: ``kappa = 1``."""
         return cls(ScaleCurve.empty(), ScaleCurve.empty())
+
+    @property
+    def max_dof(self) -> float:
+        """The most reference degrees of freedom a row scaled by this calibration has: ``n_groups - 1``, or inf."""
+        return np.inf if self.n_groups is None else float(self.n_groups - 1)
+
+    def of_groups(self, n_groups: int | None) -> NoiseScale:
+        """This scale, calibrated on halves of ``n_groups`` groups (None: of documents)."""
+        return replace(self, n_groups=n_groups)
 
     @property
     def is_identity(self) -> bool:
@@ -149,16 +164,18 @@ class NoiseScale:
                 bounds = np.sort(np.stack([factors, start * residual.factors**2]), axis=0)
                 factors = np.where(usable, np.clip(secant, bounds[0], bounds[1]), factors)
             curves.append(ScaleCurve(residual.log_totals, factors, residual.n_words))
-        return NoiseScale(*curves)
+        return NoiseScale(*curves, self.n_groups)
 
     def to_dict(self) -> dict:
         """The knots as plain lists (for a model's metadata)."""
-        return {"own": self.own.to_dict(), "pooled": self.pooled.to_dict()}
+        knots = {"own": self.own.to_dict(), "pooled": self.pooled.to_dict()}
+        return knots if self.n_groups is None else {**knots, "n_groups": int(self.n_groups)}
 
     def __str__(self) -> str:
         if self.is_identity:
             return "1 (the model's own noise)"
-        return f"own s2: {self.own}; pooled s2: {self.pooled}"
+        groups = "" if self.n_groups is None else f" (halves of {self.n_groups} groups: at most {self.n_groups - 1} df)"
+        return f"own s2: {self.own}; pooled s2: {self.pooled}{groups}"
 
 
 @dataclass(frozen=True)

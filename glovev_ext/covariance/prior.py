@@ -147,7 +147,8 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     noise_scale : callable, optional
         ``kappa(totals, pooled)``: the factor on each row's ``s2`` as a function of its total
         co-occurrence and whether its ``s2`` is pooled (:class:`~glovev_ext.covariance.NoiseScale`);
-        it also scales the noise taken out of the prior's covariance. None: 1 (the model's own noise).
+        it also scales the noise taken out of the prior's covariance, and its ``max_dof`` (halves of
+        ``G`` groups: ``G - 1``) caps each row's degrees of freedom. None: 1 (the model's own noise).
     covariances : bool, default=True
         Also build the store of ``Sigma_i`` (the centre side); the context side needs the means only.
     factor_dtype, words, path
@@ -176,7 +177,7 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     pooled = ~np.isfinite(optima.sigma2)
     totals = row_sums(fitter.cooccurrence)
     sigma2 = pooled_sigma2(optima.sigma2, totals) * _scale_at(noise_scale, totals, pooled)
-    dof = np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim).astype(np.float64)
+    dof = np.minimum(np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim), _max_dof(noise_scale))
     precision = prior.precision
     shift = precision @ prior.mean
     n_words, dim = optimum.shape
@@ -272,7 +273,8 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     fallback_sigma2 : float
         ``s2`` for every row when none has its own (before ``noise_scale``).
     noise_scale : callable, optional
-        ``kappa(totals, pooled)`` on each row's ``s2``, at the row's own total co-occurrence (None: 1).
+        ``kappa(totals, pooled)`` on each row's ``s2``, at the row's own total co-occurrence (None: 1); its
+        ``max_dof`` caps each row's degrees of freedom.
     n_jobs : int, default=1
         Threads (one BLAS thread each); the result is the same at any number.
     factor_dtype : numpy dtype, default=float64
@@ -341,7 +343,7 @@ class FreeRows:
         totals = row_sums(matrix)
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
         self.sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own)
-        self.dof = np.where(has_own, self.n_contexts - dim - 1, np.inf).astype(np.float64)
+        self.dof = np.minimum(np.where(has_own, self.n_contexts - dim - 1, np.inf), _max_dof(noise_scale))
         self.precision = prior.precision
         self.shift = self.precision @ prior.mean
 
@@ -526,6 +528,12 @@ def _scale_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray, pooled
     """``noise_scale(totals, pooled)``, or ones."""
     totals = np.asarray(totals, dtype=np.float64)
     return np.ones_like(totals) if noise_scale is None else np.asarray(noise_scale(totals, pooled), dtype=np.float64)
+
+
+def _max_dof(noise_scale: NoiseScaleFunction | None) -> float:
+    """The most degrees of freedom a row scaled by ``noise_scale`` has (its ``max_dof``: a calibration on halves of
+    ``G`` groups gives ``G - 1``), or inf."""
+    return float(getattr(noise_scale, "max_dof", np.inf))
 
 
 def shared_prior_difference(covariance_a: np.ndarray, covariance_b: np.ndarray, precision: np.ndarray) -> np.ndarray:

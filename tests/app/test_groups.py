@@ -5,16 +5,21 @@ The simulation draws documents from groups whose use of words differs (each "boo
 word's contexts vary between books beyond their variation between paragraphs of one book: halves of the paragraphs
 understate how two halves of the books differ. With the calibration on halves of the books, the library's equality
 test of a cosine across two other halves of the books holds its size; calibrated on halves of the paragraphs (the
-library before groups), it rejects several times too often.
+library before groups), it rejects several times too often. The same simulation, with the books drawn again from
+its topics, is known truth for the delete-a-group jackknife's between-group errors (item 3 of issue 46).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+from scipy import stats
 
 import glovev_ext
 from glovev_ext.split_half import split_half_check
+from glovev_ext.stats import cosine_statistic
 
 N_BOOKS, PARAGRAPHS, LENGTH, VOCABULARY, TOPICS = 40, 100, 30, 300, 8
 
@@ -24,15 +29,18 @@ def books() -> tuple[list[str], list[int]]:
     return simulated_books()
 
 
-def simulated_books() -> tuple[list[str], list[int]]:
+def simulated_books(books_seed: int | None = None) -> tuple[list[str], list[int]]:
     """4,000 paragraphs of 30 tokens from 40 books; each paragraph's words come from one topic, drawn from its
-    book's own mix of 8 topics (Dirichlet(0.3): books use topics very differently)."""
+    book's own mix of 8 topics (Dirichlet(0.3): books use topics very differently). The topics are always the same;
+    ``books_seed`` draws another 40 books from them (None: the books of the topics' own stream)."""
     rng = np.random.default_rng(0)
     topics = rng.dirichlet(np.full(VOCABULARY, 0.1), size=TOPICS)
     zipf = 1.0 / np.arange(1, VOCABULARY + 1)
     topics = 0.5 * topics + 0.5 * zipf / zipf.sum()
     words = np.array([f"w{i}" for i in range(VOCABULARY)])
     documents, labels = [], []
+    if books_seed is not None:
+        rng = np.random.default_rng(books_seed)
     for book in range(N_BOOKS):
         mix = rng.dirichlet(np.full(TOPICS, 0.3))
         for topic in rng.choice(TOPICS, size=PARAGRAPHS, p=mix):
@@ -67,6 +75,19 @@ def test_calibrated_on_halves_of_the_books_the_equality_test_holds_its_size_acro
     paragraphs = fit(documents, None)
     assert grouped.metadata["sampling"] == {"unit": "books", "n_groups": N_BOOKS}
     assert paragraphs.metadata["sampling"] == {"unit": "documents", "n_groups": N_BOOKS * PARAGRAPHS}
+    # 40 books say only so much about how books vary: every word's reference df is at most 39 (cluster-robust style),
+    # in the pooled fit, in rows fitted later and in what the statistics read; without groups, as before
+    assert grouped.estimator.noise_scale_.n_groups == N_BOOKS and paragraphs.estimator.noise_scale_.n_groups is None
+    assert grouped.metadata["glove"]["noise_scale"]["n_groups"] == N_BOOKS
+    uncapped = paragraphs.estimator.covariance_.dof  # the same contexts and pooled rows: the df do not depend on kappa
+    assert (uncapped > N_BOOKS).any()
+    np.testing.assert_array_equal(grouped.estimator.covariance_.dof, np.minimum(uncapped, N_BOOKS - 1))
+    rows = grouped.vectorizer.transform(documents[:2000])
+    later, before = grouped.estimator.conditional_fit(rows), paragraphs.estimator.conditional_fit(rows)
+    np.testing.assert_array_equal(later.covariance.dof, np.minimum(before.covariance.dof, N_BOOKS - 1))
+    result = grouped.keyed_vectors.similarity_test("w0", "w1", method="delta")
+    assert grouped.keyed_vectors.covariance_factor("w0").dof == N_BOOKS - 1
+    assert result.df <= 2 * (N_BOOKS - 1)  # two words' scales, combined by Welch-Satterthwaite
     # the frequent words' variances grow with the books' heterogeneity, beyond the paragraphs' factor
     totals = np.exp(grouped.estimator.noise_scale_.own.log_totals)
     factor = grouped.estimator.noise_scale_(totals) / paragraphs.estimator.noise_scale_(totals)
@@ -229,3 +250,133 @@ def test_a_noise_scale_carried_from_another_fit_does_not_claim_a_unit(books):
     assert carried.metadata["sampling"] == {"unit": None, "n_groups": None}
     assert sampling_description(carried.metadata) == (
         "intervals describe resampling the unit of the fit the estimator's noise_scale was calibrated on")
+
+
+# The delete-a-group jackknife: between-group errors without a noise model.
+
+FOLDS = 10
+
+
+@pytest.fixture(scope="module")
+def grouped_books():
+    documents, labels = simulated_books()
+    groups = glovev_ext.DocumentGroups.from_labels(labels, unit="books")
+    return documents, groups, fit(documents, groups)
+
+
+@pytest.fixture(scope="module")
+def jackknife(grouped_books):
+    documents, groups, fitted = grouped_books
+    return glovev_ext.group_jackknife(fitted, documents, groups, n_folds=FOLDS, random_state=3, progress=False)
+
+
+def frequent_pairs(fitted, n_pairs: int, seed: int = 0) -> list[tuple[str, str]]:
+    kv = fitted.keyed_vectors
+    frequent = [w for w in kv.index_to_key if kv.get_vecattr(w, "count") >= 300]
+    rng = np.random.default_rng(seed)
+    return [tuple(rng.choice(frequent, size=2, replace=False)) for _ in range(n_pairs)]
+
+
+def test_each_folds_vectors_are_the_rows_of_what_it_leaves_counted_directly(grouped_books, jackknife):
+    documents, groups, fitted = grouped_books
+    assert jackknife.n_folds == FOLDS and np.bincount(jackknife.fold_of_group).tolist() == [4] * FOLDS
+    fold_of_document = jackknife.fold_of_group[groups.codes]
+    for k in (0, 7):
+        rest = [d for d, fold in zip(documents, fold_of_document) if fold != k]
+        direct = fitted.estimator.conditional_fit(fitted.vectorizer.transform(rest)).embedding
+        np.testing.assert_allclose(jackknife.fold_vectors[k], direct, rtol=1e-7, atol=1e-9)
+        assert np.isfinite(direct).any(axis=1).sum() > 100
+
+
+def test_the_covariance_the_result_and_the_table_follow_the_jackknife_formula(grouped_books, jackknife):
+    _, _, fitted = grouped_books
+    pairs = frequent_pairs(fitted, 3)
+    statistic = cosine_statistic(pairs)
+    values = np.array([[np.dot(jackknife.fold_vectors[k, jackknife.words.index(a)],
+                               jackknife.fold_vectors[k, jackknife.words.index(b)])
+                        / np.linalg.norm(jackknife.fold_vectors[k, jackknife.words.index(a)])
+                        / np.linalg.norm(jackknife.fold_vectors[k, jackknife.words.index(b)]) for a, b in pairs]
+                       for k in range(FOLDS)])
+    np.testing.assert_allclose(jackknife.values(statistic), values, rtol=1e-12)
+    by_hand = np.zeros((3, 3))
+    for k in range(FOLDS):
+        centred = values[k] - values.mean(axis=0)
+        by_hand += np.outer(centred, centred)
+    by_hand *= (FOLDS - 1) / FOLDS
+    np.testing.assert_allclose(jackknife.covariance(statistic), by_hand, rtol=1e-12)
+    result = jackknife.estimate(statistic, scale="linear")
+    kv = fitted.keyed_vectors
+    np.testing.assert_allclose(result.estimates, [kv.similarity(a, b) for a, b in pairs], rtol=1e-6)
+    np.testing.assert_allclose(result.bse, np.sqrt(np.diag(by_hand)), rtol=1e-12)
+    assert list(result.df) == [FOLDS - 1] * 3 and result.method == "group jackknife"
+    assert "40 books in 10 folds" in result.uncertainty
+    t = result.estimates / result.bse
+    np.testing.assert_allclose(result.pvalues, 2 * stats.t.sf(np.abs(t), FOLDS - 1), rtol=1e-10)
+    table = jackknife.side_by_side(statistic)
+    glove_v = glovev_ext.estimate(kv, statistic, method="delta").core.std_errors
+    np.testing.assert_allclose(table["GloVe-V std err"], glove_v, rtol=1e-10)
+    # of the mean: each word's Sigma - Sigma P Sigma, by finite differences of the cosine
+    precision, of_mean = kv.prior.precision, []
+    for a, b in pairs:
+        variance = 0.0
+        for word in (a, b):
+            step = 1e-6 * np.eye(kv.vector_size)
+            moved = [(word_cosine(kv, a, b, word, +h) - word_cosine(kv, a, b, word, -h)) / 2e-6 for h in step]
+            covariance = kv.covariance_factor(word).dense()
+            variance += np.array(moved) @ (covariance - covariance @ precision @ covariance) @ np.array(moved)
+        of_mean.append(np.sqrt(variance))
+    np.testing.assert_allclose(table["GloVe-V std err of the mean"], of_mean, rtol=1e-5)
+    assert (table["GloVe-V std err of the mean"] < table["GloVe-V std err"]).all()
+    np.testing.assert_allclose(table["between books std err (jackknife)"], np.sqrt(np.diag(by_hand)), rtol=1e-12)
+    np.testing.assert_allclose(table["ratio"], np.sqrt(np.diag(by_hand)) / np.array(of_mean), rtol=1e-5)
+
+
+def word_cosine(kv, a: str, b: str, moved: str, step: np.ndarray) -> float:
+    """cos(a, b) with ``moved``'s vector shifted by ``step``."""
+    u, v = (kv[w] + step if w == moved else kv[w] for w in (a, b))
+    return float(u @ v / np.linalg.norm(u) / np.linalg.norm(v))
+
+
+def test_the_jackknife_errors_describe_how_statistics_move_when_other_books_are_drawn(grouped_books):
+    """Known truth: the books are drawn again from the same topics (30 times), each set's rows fitted given the same
+    context vectors. The cosines' spread over the sets is what the jackknife of each set estimates from its own 40
+    books (12 pairs of frequent words)."""
+    documents, groups, fitted = grouped_books
+    pairs = frequent_pairs(fitted, 12, seed=1)
+    statistic = cosine_statistic(pairs)
+    positions = [fitted.cooccurrence.words.tolist().index(key) for key in statistic.keys]
+    estimates, variances = [], []
+    for seed in range(100, 130):
+        drawn, labels = simulated_books(books_seed=seed)
+        full = fitted.estimator.conditional_fit(fitted.vectorizer.transform(drawn)).embedding
+        estimates.append(statistic.function(full[positions]))
+        jackknife = glovev_ext.group_jackknife(fitted, drawn, labels, n_folds=FOLDS, random_state=seed,
+                                               progress=False)
+        variances.append(np.diag(jackknife.covariance(statistic)))
+    estimates, variances = np.array(estimates), np.array(variances)
+    ratio = variances.mean(axis=0) / estimates.var(axis=0, ddof=1)
+    # each pair's mean jackknife variance over its true variance (30 sets: about +-0.3 from the sets alone)
+    assert 0.7 <= np.exp(np.log(ratio).mean()) <= 1.4, ratio
+    assert np.all((ratio > 0.35) & (ratio < 2.8)), ratio
+    half_width = stats.t.ppf(0.975, FOLDS - 1) * np.sqrt(variances)
+    covered = np.abs(estimates - estimates.mean(axis=0)) <= half_width
+    assert 0.88 <= covered.mean() <= 0.995, covered.mean()
+
+
+def test_bad_input_is_named(grouped_books, jackknife):
+    documents, groups, fitted = grouped_books
+    with pytest.raises(ValueError, match="n_folds=41 is more than the 40 books"):
+        glovev_ext.group_jackknife(fitted, documents, groups, n_folds=41, progress=False)
+    with pytest.raises(ValueError, match="n_folds"):
+        glovev_ext.group_jackknife(fitted, documents, groups, n_folds=1, progress=False)
+    with pytest.raises(ValueError, match="4 groups cannot calibrate"):
+        glovev_ext.group_jackknife(fitted, documents, groups.codes % 4, progress=False)
+    with pytest.raises(ValueError, match="groups label 3,999 documents"):
+        glovev_ext.group_jackknife(fitted, documents, groups.codes[:-1], progress=False)
+    with pytest.raises(ValueError, match="not in the jackknife's vocabulary: nosuchword"):
+        jackknife.values(cosine_statistic([("w0", "nosuchword")]))
+    # a word that some fold's remainder cannot fit (its contexts all in that fold's books) is named, with the fold
+    vectors = jackknife.fold_vectors.copy()
+    vectors[6, jackknife.words.index("w7")] = np.nan
+    with pytest.raises(ValueError, match=r"once a fold of books is left out: w7 \(without fold 7\)"):
+        dataclasses.replace(jackknife, fold_vectors=vectors).values(cosine_statistic([("w0", "w7")]))

@@ -51,6 +51,23 @@ def test_each_kind_of_row_takes_its_own_curve_or_the_other_kinds():
     assert str(NoiseScale.identity()) == "1 (the model's own noise)"
 
 
+def test_a_scale_calibrated_on_halves_of_groups_caps_the_degrees_of_freedom_and_says_so():
+    own = ScaleCurve(np.log([10.0]), np.array([2.0]), np.array([60]))
+    documents, books = NoiseScale(own, ScaleCurve.empty()), NoiseScale(own, ScaleCurve.empty()).of_groups(38)
+    assert documents.max_dof == np.inf and documents.n_groups is None and "n_groups" not in documents.to_dict()
+    assert books.max_dof == 37 and books.to_dict() == {**documents.to_dict(), "n_groups": 38}
+    assert str(books) == "own s2: 2.00 at 10; pooled s2: - (halves of 38 groups: at most 37 df)"
+    np.testing.assert_array_equal(books(np.array([5.0, 50.0])), documents(np.array([5.0, 50.0])))
+    assert books.refined(residual(1.0)).n_groups == 38  # a second comparison keeps the unit
+
+
+def test_n_groups_goes_with_halves(posterior_model, embedded_cooccurrence, halves):
+    with pytest.raises(ValueError, match="give it with halves"):
+        clone(posterior_model).fit(embedded_cooccurrence, n_groups=10)
+    with pytest.raises(ValueError, match="n_groups"):
+        clone(posterior_model).fit(embedded_cooccurrence, halves=halves, n_groups=1)
+
+
 def test_the_knots_are_each_bins_mean_wald_over_its_mean_expectation():
     rng = np.random.default_rng(0)
     total = np.exp(rng.uniform(np.log(3.0), np.log(3000.0), 4000))

@@ -4,7 +4,7 @@ Each table is checked against the formulas its heads name, computed here from th
 numbers and the result's null values and bounds, not from the library's rule:
 
 - ``std err`` is the standard error the test and interval are built from (``bse``); ``draws sd``,
-  where present, the spread of the Monte Carlo draws (``std_error``);
+  where present, the spread of the Monte Carlo draws (``draws_std_error``); ``std_error`` is ``bse`` (issue 47);
 - ``t``/``z``: (coef - null) / std err; ``t (atanh)``/``z (atanh)``: the same on atanh of the value
   mapped to (-1, 1), the standard error carried there by atanh's slope at coef; ``t (from p)``: the
   statistic whose tail probability is the p-value;
@@ -91,7 +91,9 @@ def check_columns(frame, nulls, bounds, df_values, spreads, tested) -> None:
 
 def check_family(family) -> None:
     frame = family.summary_frame()
-    check_columns(frame, family.null_values, family.bounds, family.df, family.std_errors, family.bse)
+    np.testing.assert_array_equal(family.std_errors, family.bse)  # one standard error per row (issue 47)
+    spreads = np.where(np.isnan(family.draws_std_errors), family.bse, family.draws_std_errors)
+    check_columns(frame, family.null_values, family.bounds, family.df, spreads, family.bse)
     statistic = frame.filter(regex=r"^[tz]( \(.*\))?$").fillna(0).sum(axis=1)
     np.testing.assert_allclose(statistic, family.tvalues, rtol=1e-12)
     np.testing.assert_allclose(frame.filter(regex=r"^P[<>]").iloc[:, 0], family.pvalues, rtol=1e-12)
@@ -103,7 +105,9 @@ def check_family(family) -> None:
 def check_result(result) -> None:
     frame = result.summary_frame()
     check_columns(frame, np.array([result.null_value]), np.array([result.bounds]), np.array([result.df]),
-                  np.array([result.std_error]), np.array([result.bse]))
+                  np.array([result.bse if np.isnan(result.draws_std_error) else result.draws_std_error]),
+                  np.array([result.bse]))
+    assert result.std_error == result.bse  # one standard error per result (issue 47)
     assert frame.filter(regex=r"^[tz]( \(.*\))?$").stack().item() == result.tvalues == result.statistic
     assert frame.filter(regex=r"^P[<>]").iloc[0, 0] == result.pvalues == result.pvalue
     assert result.params == result.estimate
@@ -140,7 +144,7 @@ def test_many_pair_tests_and_neighbours_say_what_they_show(kv, method):
     table = kv.similarity_tests(PAIRS, method=method, n_draws=400, random_state=4, null_value=0.3)
     frame = table.summary_frame()
     check_columns(frame, np.full(len(table), 0.3), np.tile([-1.0, 1.0], (len(table), 1)), table.df,
-                  np.array([table._drawn[k].std_error if k in table._drawn else table.std_errors[k]
+                  np.array([table._drawn[k].draws_std_error if k in table._drawn else table.std_errors[k]
                             for k in range(len(table))]), table.bse)
     neighbours = kv.nearest_neighbors_test("man", topn=4, n_draws=300, random_state=0, method=method)
     check_family(neighbours.similarities)
@@ -184,7 +188,8 @@ def test_changing_the_method_changes_what_it_determines_together(kv):
     # cos(he, she): unshifted draws, so on the linear scale a Wald test on the draws' spread; every column moves
     spread = kv.similarity_test("he", "she", method="monte carlo", scale="linear", n_draws=2000, random_state=0)
     delta = kv.similarity_test("he", "she", method="delta", scale="linear")
-    assert spread.draws_interval == "union" and spread.bse == spread.std_error != pytest.approx(delta.bse, rel=1e-3)
+    assert spread.draws_interval == "union" and spread.bse == spread.draws_std_error != pytest.approx(delta.bse,
+                                                                                                     rel=1e-3)
     assert spread.statistic == pytest.approx(spread.estimate / spread.bse, rel=1e-12)
     assert spread.statistic != pytest.approx(delta.statistic, rel=1e-3)
     assert spread.conf_int() != pytest.approx(delta.conf_int(), rel=1e-6)

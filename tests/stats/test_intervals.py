@@ -11,8 +11,8 @@ from scipy import stats
 import glovev_ext
 from glovev_ext.stats import cosine_statistic, weat_statistic
 from glovev_ext.stats.engine.intervals import welch_satterthwaite
-from glovev_ext.stats.engine.intervals import (extended_intervals, extended_pvalues, intervals, median_shift,
-                                        median_shift_noise, percentile_pvalues, pvalue, scaled_errors, union_intervals,
+from glovev_ext.stats.engine.intervals import (draws_cdf, extended_intervals, extended_pvalues, intervals, median_shift,
+                                        median_shift_noise, pvalue, scaled_errors, union_intervals,
                                         union_pvalues, wald_statistics)
 from glovev_ext.stats.statistics.weat import effect_size_bound
 
@@ -74,12 +74,19 @@ def test_an_estimate_at_its_bound_gets_the_limit_of_the_bounded_interval_not_nan
     np.testing.assert_allclose(inside, [0.0, 0.0], atol=1e-6)
 
 
-def test_percentile_pvalues_invert_the_percentile_interval(rng):
-    draws = rng.normal(size=(4000, 1))
-    low, high = np.quantile(draws, [0.025, 0.975])
-    assert percentile_pvalues(draws, [low], "two-sided")[0] == pytest.approx(0.05, abs=1e-3)
-    assert percentile_pvalues(draws, [high], "larger")[0] == pytest.approx(0.975, abs=1e-3)
-    assert percentile_pvalues(draws, [10.0], "two-sided")[0] == 0.0
+def test_the_draws_share_inverts_numpys_quantiles_exactly_ties_included(rng):
+    continuous = rng.normal(size=(401, 1))
+    discrete = rng.integers(0, 5, size=(401, 1)).astype(float)  # a step statistic: many draws share a value
+    for draws in (continuous, discrete):
+        for q in np.linspace(0.0125, 0.9875, 79):
+            end = float(np.quantile(draws, q))
+            # a lower interval end at the q quantile holds a value exactly when its share is at least q
+            for value in (end, end - 1e-6, end + 1e-6, end - 0.3, end + 0.3):
+                assert (draws_cdf(draws, [value], "lower")[0] >= q - 1e-12) == (value >= end), (q, value)
+                assert (draws_cdf(draws, [value], "upper")[0] <= q + 1e-12) == (value <= end), (q, value)
+    assert draws_cdf(continuous, [10.0], "lower")[0] == 1.0 and draws_cdf(continuous, [-10.0], "upper")[0] == 0.0
+    ordered = np.sort(continuous[:, 0])
+    assert draws_cdf(continuous, [(ordered[99] + ordered[100]) / 2], "lower")[0] == pytest.approx(99.5 / 400)
 
 
 def test_the_weat_effect_size_bound_is_attained_and_never_exceeded(rng):

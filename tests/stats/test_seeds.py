@@ -67,9 +67,9 @@ def test_the_bands_draw_from_one_stream_and_two_default_calls_agree(kv):
 def test_many_pairs_tested_one_by_one_draw_from_one_stream(kv):
     tests = kv.similarity_tests([("boy", "girl"), ("boy", "girl")], method="monte carlo", n_draws=200)
     assert tests.estimates[0] == tests.estimates[1]
-    assert tests.std_errors[0] != tests.std_errors[1]
+    assert tests.draws_std_errors[0] != tests.draws_std_errors[1]
     again = kv.similarity_tests([("boy", "girl"), ("boy", "girl")], method="monte carlo", n_draws=200)
-    np.testing.assert_array_equal(tests.std_errors, again.std_errors)
+    np.testing.assert_array_equal(tests.draws_std_errors, again.draws_std_errors)
 
 
 def random_state_defaults() -> dict[str, object]:

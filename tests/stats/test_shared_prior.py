@@ -101,6 +101,9 @@ def test_the_comparison_is_the_wald_test_of_the_difference_computed_by_hand(prio
     exceed = np.count_nonzero((drawn[:, 0] - drawn[:, 1]) ** 2 / variance >= difference**2 / variance)
     assert float(test.pvalue) == pytest.approx((1 + exceed) / 2001)
     assert "2000 draws" in test.null_distribution and "p = " in str(comparison.summary())
+    # its printout names where the p-value comes from, not a chi2 test (issue 47)
+    assert str(test) == (f"<Wald test, p-value from 2000 draws of the fits under one truth (chi2(1) only in the "
+                         f"large-sample limit): statistic={float(test.statistic):.4g}, p-value={float(test.pvalue):.4g}>")
     # the pairwise difference of the cosines, bounded by (-2, 2): tested on atanh(difference / 2)
     variance = difference_variance(cosine, halves, precision)
     difference = cosine(halves[0].vectors) - cosine(halves[1].vectors)
@@ -123,7 +126,7 @@ def test_null_draws_at_a_bound_of_the_statistic_are_left_out(prior, monkeypatch,
     generator = np.random.default_rng(3)
     drawn = np.tanh(generator.normal(0.3, 0.2, size=(50, 2)))
     drawn[[4, 9]] = 1.0  # cosines of exactly 1: infinite on atanh
-    monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state: drawn)
+    monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state, use_t: drawn)
     with caplog.at_level("WARNING", logger="glovev_ext.stats.studies.comparison"):
         kept = comparison.null_draws
     assert kept.shape == (48, 2) and np.isfinite(kept).all()
@@ -133,7 +136,7 @@ def test_null_draws_at_a_bound_of_the_statistic_are_left_out(prior, monkeypatch,
     assert "48 draws" in test.null_distribution and 0 < float(test.pvalue) <= 1
     # every draw at the bound: no draws, the Wald test's own reference
     every = compare_models([wald_test(half, STATISTIC, method="delta", use_t=False) for half in halves])
-    monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state: np.ones((5, 2)))
+    monkeypatch.setattr(comparison_module, "null_draws", lambda links, n_draws, random_state, use_t: np.ones((5, 2)))
     assert every.null_draws is None and not hasattr(every.equality(), "null_distribution")
 
 
@@ -189,6 +192,39 @@ def test_the_null_draws_have_the_moments_of_the_posteriors_model(prior):
     assert drawn[:, 0].var() == pytest.approx(first[k, k], rel=0.03)
     other = np.eye(DIM) - covariances[1] @ precision
     assert np.cov(drawn.T)[0, 1] == pytest.approx((keep @ pooled @ other.T)[k, k], abs=0.03 * first[k, k])
+
+
+def test_with_t_references_each_fits_noise_is_drawn_from_t_on_its_words_degrees_of_freedom(prior, monkeypatch):
+    """The same moments with each word's covariance on 5 degrees of freedom (a calibration on halves of 6 groups):
+    each fit's own noise has variance 5 / 3 of the normal's; the truth's part is as before. Infinite degrees of
+    freedom, or use_t=False, draw as the normal model does."""
+    halves = two_halves((0.5, 3.0), prior, np.random.default_rng(5))
+    on_five = [ResolvedWords(half.keys, half.vectors, tuple(f.with_sigma2(1.0, 5.0) for f in half.factors), prior)
+               for half in halves]
+    coordinate = glovev_ext.stats.coordinate_statistic("b", DIM)
+    links = [glovev_ext.stats.estimate(half, coordinate, method="delta")[0].prior_link for half in on_five]
+    drawn = null_draws(links, 40000, 6, use_t=True)
+    precision = np.linalg.inv(prior.covariance)
+    covariances = [half.factors[1].dense() for half in halves]
+    inverses = [np.linalg.inv(c) for c in covariances]
+    pooled = np.linalg.inv(inverses[0] + inverses[1] - precision)
+    keep = np.eye(DIM) - covariances[0] @ precision
+    noise = covariances[0] - covariances[0] @ precision @ covariances[0]
+    assert drawn[:, 0].var() == pytest.approx((keep @ pooled @ keep.T + 5 / 3 * noise)[0, 0], rel=0.04)
+    normal = null_draws(links, 40000, 6, use_t=False)
+    assert normal[:, 0].var() == pytest.approx((keep @ pooled @ keep.T + noise)[0, 0], rel=0.03)
+    plain = [glovev_ext.stats.estimate(half, coordinate, method="delta")[0].prior_link for half in halves]
+    np.testing.assert_array_equal(null_draws(plain, 500, 6, use_t=True), null_draws(plain, 500, 6))
+    # the comparison asks for t draws exactly when its results have t references
+    results = [glovev_ext.stats.estimate(half, coordinate, method="delta")[0] for half in on_five]
+    assert np.isfinite(results[0].df)
+    asked, original = [], comparison_module.null_draws
+    monkeypatch.setattr(comparison_module, "null_draws",
+                        lambda *args, **options: asked.append(options.get("use_t")) or original(*args, **options))
+    glovev_ext.compare_models(results).equality()
+    glovev_ext.compare_models([glovev_ext.stats.estimate(half, coordinate, method="delta", use_t=False)[0]
+                               for half in on_five]).equality()
+    assert asked == [True, False]
 
 
 @pytest.mark.parametrize("strengths", [(0.2, 0.2), (5.0, 5.0), (0.2, 50.0)],

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -266,9 +267,17 @@ def test_the_fit_reports_wordsim_line_holds_its_estimate_and_says_what_the_inter
                             f"GloVe-V draws; {len(rows) - len(usable)} of its {len(rows)} pairs dropped")
     median = np.median(draws)
     direction = ("up", "lower") if rho > median else ("down", "higher")
-    assert meaning.startswith(f"  the interval is rho -+ 1.96 standard deviations of the draws "
-                              f"({draws.std(ddof=1):.3f}) on atanh, extended {direction[0]} by the draws' shift "
-                              f"from rho: their median is {median:.3f}, {abs(rho - median):.3f} {direction[1]}")
+    on_atanh = draws.std(ddof=1) / (1 - rho**2)
+    assert meaning.startswith(f"  the interval is atanh(rho) -+ 1.96 x {on_atanh:.4f} mapped back by tanh "
+                              f"({on_atanh:.4f}: the draws' standard deviation, {draws.std(ddof=1):.4f}, times "
+                              f"atanh's slope at rho, 1 / (1 - rho^2)), extended {direction[0]} on atanh by the "
+                              f"draws' shift from rho, to 2 atanh(rho) - atanh(median): their median is {median:.3f}, "
+                              f"{abs(rho - median):.3f} {direction[1]}")
+    # the printed interval from the printed parts alone (to their rounding)
+    printed = [float(x) for x in re.findall(r"-?\d+\.\d+", meaning)[:3]]  # 1.96, the error on atanh, ...
+    centres = sorted([np.arctanh(rho), 2 * np.arctanh(rho) - np.arctanh(float(f"{median:.3f}"))])
+    by_parts = np.tanh([centres[0] - printed[0] * printed[1], centres[1] + printed[0] * printed[1]])
+    np.testing.assert_allclose(by_parts, [low, high], atol=2e-3)
     assert meaning.endswith("it carries GloVe-V's noise only, not the choice of word pairs or raters "
                             "(docs/method.md 6.9)")
     assert ("nearer 0 because noise in the vectors attenuates correlations" in meaning) == (abs(median) < abs(rho))

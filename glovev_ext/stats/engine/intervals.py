@@ -212,17 +212,6 @@ def percentile_bounds(draws: np.ndarray, confidence_level: float) -> np.ndarray:
                                                                    0.5 + confidence_level / 2], axis=0).T
 
 
-def percentile_pvalues(draws: np.ndarray, null_values, alternative: str) -> np.ndarray:
-    """The p-values that invert :func:`percentile_bounds`: the share of draws on the null's side (twice the
-    smaller one for a two-sided test)."""
-    draws = np.asarray(draws).reshape(len(draws), -1)
-    below = (draws <= np.asarray(null_values)).mean(axis=0)
-    above = (draws >= np.asarray(null_values)).mean(axis=0)
-    if alternative == "two-sided":
-        return np.minimum(1.0, 2 * np.minimum(below, above))
-    return below if alternative == "larger" else above
-
-
 def median_shift(estimates, draws: np.ndarray, scale_errors, bounds: np.ndarray, scale: str) -> np.ndarray:
     """Where draws are centred: ``(g(estimate) - g(median of the draws)) / se_g`` on the test scale ``g``.
 
@@ -284,18 +273,64 @@ def extended_intervals(estimates, scale_errors, shift: np.ndarray, df, bounds: n
 
 def extended_pvalues(estimates, scale_errors, shift: np.ndarray, null_values, df, bounds: np.ndarray, scale: str,
                      alternative: str) -> np.ndarray:
-    """The p-values that invert :func:`extended_intervals`: the largest Wald p-value over the centres.
+    """The p-values that invert :func:`extended_intervals`, read off one confidence distribution (:func:`cdf_pvalues`).
 
-    Two-sided: at the centre nearest the null (1 when the null lies between the estimate and its
-    corrected value); "larger": at the lowest centre; "smaller": at the highest.
+    The intervals are those of every centre from ``g(estimate)`` to ``g(estimate) + shift``, so their
+    confidence distribution at a null is the t distribution's about the lowest centre below it, about
+    the highest above it, and 1/2 between the two: two-sided p is 1 between the estimate and its
+    corrected value, and the two one-sided p-values sum to 1.
     """
     low, high = _centres(estimates, shift, bounds, scale)
     nulls = np.broadcast_to(np.asarray(null_values, dtype=np.float64), low.shape)
-    if alternative == "two-sided":
-        centre = np.clip(nulls, low, high)
-    else:
-        centre = low if alternative == "larger" else high
-    return pvalue(wald_statistics(centre, scale_errors, nulls, bounds, scale), df, alternative)
+    below = pvalue(wald_statistics(low, scale_errors, nulls, bounds, scale), df, "larger")
+    above = pvalue(wald_statistics(high, scale_errors, nulls, bounds, scale), df, "larger")
+    return cdf_pvalues(_joined(below, above), alternative)
+
+
+def cdf_pvalues(confidence: np.ndarray, alternative: str) -> np.ndarray:
+    """p-values from a confidence distribution's value at each null, ``H(null)``: "larger" is ``H``, "smaller"
+    ``1 - H``, two-sided twice the smaller of the two, so every p-value of a result comes from one nested
+    family of intervals."""
+    confidence = np.asarray(confidence, dtype=np.float64)
+    if alternative == "larger":
+        return confidence
+    if alternative == "smaller":
+        return 1.0 - confidence
+    return np.minimum(1.0, 2.0 * np.minimum(confidence, 1.0 - confidence))
+
+
+def _joined(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """One confidence distribution from the lower ends' (``lower``, below 1/2 left of the intervals' common centre)
+    and the upper ends' (``upper``, above 1/2 right of it): each where it is on its side of 1/2, else 1/2 (every
+    interval holds the null, however small its level)."""
+    return np.where(lower < 0.5, lower, np.where(upper > 0.5, upper, 0.5))
+
+
+def draws_cdf(draws: np.ndarray, values, side: str) -> np.ndarray:
+    """The inverse of ``np.quantile``'s (linear) quantile function of each column of ``draws`` at ``values``.
+
+    Between draws it interpolates as ``np.quantile`` does, so a value below the ``q`` quantile has a
+    share below ``q`` exactly. At a value several draws share, ``side="lower"`` gives the top of their
+    block (a lower interval end there holds the value), ``"upper"`` its bottom.
+    """
+    ordered = np.sort(np.asarray(draws, dtype=np.float64).reshape(len(draws), -1), axis=0)
+    n = ordered.shape[0]
+    values = np.broadcast_to(np.asarray(values, dtype=np.float64), (ordered.shape[1],))
+    shares = np.empty(values.shape)
+    for k, (column, value) in enumerate(zip(ordered.T, values)):
+        below, at_most = np.searchsorted(column, value, "left"), np.searchsorted(column, value, "right")
+        if np.isnan(value):
+            position = np.nan
+        elif at_most > below:
+            position = at_most - 1 if side == "lower" else below
+        elif below == 0:
+            position = -np.inf
+        elif below == n:
+            position = np.inf
+        else:
+            position = below - 1 + (value - column[below - 1]) / (column[below] - column[below - 1])
+        shares[k] = np.clip(position / max(n - 1, 1), 0.0, 1.0)
+    return shares
 
 
 def union_intervals(estimates, scale_errors, draws: np.ndarray, df, bounds: np.ndarray, scale: str,
@@ -318,25 +353,26 @@ def union_intervals(estimates, scale_errors, draws: np.ndarray, df, bounds: np.n
 
 def union_pvalues(estimates, scale_errors, draws: np.ndarray, null_values, df, bounds: np.ndarray, scale: str,
                   alternative: str) -> np.ndarray:
-    """The p-values that invert :func:`union_intervals`: the larger of the Wald p-value and the draws' percentile
-    p-value, the draws slid (between their median and the estimate) where it is largest."""
+    """The p-values that invert :func:`union_intervals`, read off one confidence distribution (:func:`cdf_pvalues`).
+
+    A lower end of the union is the lower of the Wald interval's and the slid draws' (slid down by the
+    draws' shift where it is negative), so left of the centre the confidence distribution is the larger
+    of the t distribution's and the slid draws' share at the null; right of it, the smaller of the two
+    (the draws slid up where the shift is positive); 1/2 where neither side's is past 1/2.
+    """
     draws = np.asarray(draws, dtype=np.float64).reshape(len(draws), -1)
     nulls = np.broadcast_to(np.asarray(null_values, dtype=np.float64), (draws.shape[1],))
     shift = draws_shift(estimates, draws, bounds, scale)
-    on_scale = to_scale(draws, bounds, scale)
     null_on_scale = to_scale(nulls, bounds, scale)
-    lowest, highest = np.minimum(shift, 0.0), np.maximum(shift, 0.0)
-    if alternative == "two-sided":
-        with np.errstate(invalid="ignore"):
-            slide = np.clip(null_on_scale - np.median(on_scale, axis=0), lowest, highest)
-        slide = np.where(np.isnan(slide), 0.0, slide)
-    else:
-        # "larger" counts the draws at or below the null: sliding them down counts the most
-        slide = lowest if alternative == "larger" else highest
+    wald = pvalue(wald_statistics(estimates, scale_errors, nulls, bounds, scale), df, "larger")
     with np.errstate(invalid="ignore"):
-        slid = on_scale + slide
-    wald = pvalue(wald_statistics(estimates, scale_errors, nulls, bounds, scale), df, alternative)
-    return np.maximum(wald, percentile_pvalues(slid, null_on_scale, alternative))
+        # the null moved against the slide is the slid draws' share at the null
+        down = from_scale(null_on_scale - np.minimum(shift, 0.0), bounds, scale)
+        up = from_scale(null_on_scale - np.maximum(shift, 0.0), bounds, scale)
+    down, up = np.where(np.isnan(down), nulls, down), np.where(np.isnan(up), nulls, up)
+    lower = np.maximum(wald, draws_cdf(draws, down, "lower"))
+    upper = np.minimum(wald, draws_cdf(draws, up, "upper"))
+    return cdf_pvalues(_joined(lower, upper), alternative)
 
 
 def statistic_of_pvalue(pvalues, signs, df, alternative: str) -> np.ndarray:

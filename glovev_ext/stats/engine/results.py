@@ -215,7 +215,6 @@ class ResultFamily:
     draws = _delegate("core", "draws", "Monte Carlo draws, shape (n, m), or None.")
     delta_covariance = _delegate("core", "delta_covariance", "The delta method's covariance of a Monte Carlo core.")
     draws_interval = _delegate("core", "draws_interval", "How Monte Carlo intervals use the draws.")
-    std_errors = _delegate("core", "std_errors", "Square roots of the covariance's diagonal.")
     method = _delegate("provenance", "method", "How the uncertainty was propagated.")
     method_reason = _delegate("provenance", "method_reason", "Why that method.")
     uncertainty = _delegate("provenance", "uncertainty", "Which uncertainty the rows carry.")
@@ -270,6 +269,18 @@ class ResultFamily:
     def bse(self) -> np.ndarray:
         """The standard errors the intervals and tests are built from: the ``std err`` column (statsmodels' name)."""
         return self.tested_std_errors
+
+    @property
+    def std_errors(self) -> np.ndarray:
+        """The standard errors the intervals and tests are built from (:attr:`bse`, the ``std err`` column)."""
+        return self.tested_std_errors
+
+    @property
+    def draws_std_errors(self) -> np.ndarray:
+        """The statistics' spread over the Monte Carlo draws (the ``draws sd`` column; NaN without draws)."""
+        if self.method != MONTE_CARLO:
+            return np.full(len(self), np.nan)
+        return self.core.std_errors
 
     @property
     def tested_std_errors(self) -> np.ndarray:
@@ -382,7 +393,7 @@ class ResultFamily:
     def _frame(self, row: int | None, confidence_level: float) -> pd.DataFrame:
         """The parameter table of every row, or of ``row`` alone: the one rendering of a family and of its views."""
         rule, pick = (self._rule, slice(None)) if row is None else (self._rule.row(row), [row])
-        tested, spreads = rule.tested_errors, self.std_errors[pick]
+        tested, spreads = rule.tested_errors, self.core.std_errors[pick]
         statistics, pvalues = rule.tests(self.null_values[pick], self.alternative)
         return parameter_frame(list(np.asarray(self.names, dtype=object)[pick]), rule.estimates, tested, statistics,
                                rule.statistic_kinds, pvalues, rule.conf_int(confidence_level), rule.df,
@@ -493,9 +504,18 @@ class InferenceResult:
 
     @property
     def std_error(self) -> float:
-        """Its standard error: the delta method's, or Monte Carlo's (the statistic's spread over normal draws of the
-        words' vectors; with ``use_t`` the kept :attr:`draws` are t draws, so not their spread)."""
-        return float(self.family.std_errors[self.row])
+        """Its standard error, the one its interval and test are built from (:attr:`bse`, the ``std err`` column).
+
+        The delta method's, or for a Monte Carlo result whose interval does not use the delta
+        method's error, the statistic's spread over the draws (:attr:`draws_std_error`).
+        """
+        return self.tested_std_error
+
+    @property
+    def draws_std_error(self) -> float:
+        """The statistic's spread over normal Monte Carlo draws of the words' vectors (the ``draws sd`` column; NaN
+        for the delta method). With ``use_t`` the kept :attr:`draws` are t draws, so not their spread."""
+        return float(self.family.draws_std_errors[self.row])
 
     @property
     def delta_std_error(self) -> float:

@@ -171,7 +171,8 @@ def _difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) -
     return out if np.ndim(derivatives) == 2 else out[0]
 
 
-def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None) -> np.ndarray | None:
+def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None, *,
+               use_t: bool = False) -> np.ndarray | None:
     """The fits' values at ``n_draws`` draws of their estimates under the null that one truth underlies them all.
 
     Per word, the truth is drawn from its posterior given every fit (precision ``sum_i Sigma_i^-1 -
@@ -187,6 +188,10 @@ def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None) -> n
         One per fit, each with one value (:func:`common_prior`).
     n_draws : int
     random_state : None, int or numpy Generator
+    use_t : bool, default=False
+        Draw each fit's noise of a word from t on the degrees of freedom of that word's covariance
+        (its factor's ``dof``: its residual variance's, at most ``G - 1`` when the noise was calibrated on
+        halves of ``G`` groups), as the results' own t references do; normal where they are infinite.
 
     Returns
     -------
@@ -196,10 +201,11 @@ def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None) -> n
     if any(link.function is None for link in links) or len({frozenset(link.keys) for link in links}) > 1:
         return None
     with threadpool_limits(limits=1, user_api="blas"):  # D x D matrices: one thread is fastest
-        return _null_draws(links, n_draws, as_generator(random_state))
+        return _null_draws(links, n_draws, as_generator(random_state), use_t)
 
 
-def _null_draws(links: Sequence[PriorLink], n_draws: int, generator: np.random.Generator) -> np.ndarray:
+def _null_draws(links: Sequence[PriorLink], n_draws: int, generator: np.random.Generator,
+                use_t: bool) -> np.ndarray:
     mean, precision = links[0].mean, links[0].precision
     keys = links[0].keys
     drawn = [np.empty((n_draws, len(keys), mean.size)) for _ in links]
@@ -212,9 +218,12 @@ def _null_draws(links: Sequence[PriorLink], n_draws: int, generator: np.random.G
         centre = np.linalg.solve(pooled, sum(q @ x for q, x in zip(inverses, estimates))
                                  - (len(links) - 1) * precision @ mean)
         truth = centre + generator.standard_normal((n_draws, mean.size)) @ _root(np.linalg.inv(pooled)).T
-        for out, place, covariance in zip(drawn, positions, covariances):
+        for link, out, place, covariance in zip(links, drawn, positions, covariances):
             shrink = covariance @ precision
             noise = generator.standard_normal((n_draws, mean.size)) @ _root(covariance - shrink @ covariance).T
+            dof = float(link.factors[place[key]].dof)
+            if use_t and np.isfinite(dof):  # a multivariate t: the normal noise over sqrt(chi2 / dof)
+                noise /= np.sqrt(generator.chisquare(dof, size=(n_draws, 1)) / dof)
             out[:, place[key]] = truth - (truth - mean) @ shrink.T + noise
     return np.column_stack([link.values(out) for link, out in zip(links, drawn)])
 

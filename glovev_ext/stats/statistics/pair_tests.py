@@ -50,7 +50,8 @@ class SimilarityTests:
     names : tuple of str
         ``"cos(a, b)"`` for each pair.
     estimates, std_errors, df : ndarray, shape (m,)
-        Cosines at the trained vectors, their standard errors and degrees of freedom.
+        Cosines at the trained vectors, the standard errors their intervals and tests are built from
+        (``bse``), and degrees of freedom.
     methods : tuple of str
         How each row's uncertainty was propagated.
     method_reasons : tuple of str
@@ -109,6 +110,11 @@ class SimilarityTests:
     def params(self) -> np.ndarray:
         """The cosines at the trained vectors (statsmodels' name)."""
         return self.estimates
+
+    @property
+    def draws_std_errors(self) -> np.ndarray:
+        """Each row's spread over its Monte Carlo draws (the ``draws sd`` column; NaN for the delta method's rows)."""
+        return self._by_row(np.full(len(self), np.nan), lambda result: result.draws_std_error)
 
     @property
     def bse(self) -> np.ndarray:
@@ -177,7 +183,7 @@ class SimilarityTests:
     def summary_frame(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """One row per pair: the columns of every result, then the method (and adjusted p-values, if corrected)."""
         tested = self.bse
-        spreads = self._by_row(self.std_errors, lambda result: result.std_error)
+        spreads = np.where(np.isnan(self.draws_std_errors), tested, self.draws_std_errors)
         statistics, pvalues = self._tests()
         frame = parameter_frame(self.names, self.estimates, tested, statistics, self.statistic_kinds, pvalues,
                                 self.conf_int(confidence_level=confidence_level), self.df, self.alternative,

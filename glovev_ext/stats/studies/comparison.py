@@ -101,10 +101,12 @@ class ModelComparison:
         (``null_draws``), from which :meth:`equality` takes its p-value.
         None for independent models, and where the draws cannot be made (an unpickled result). Draws at a
         bound of the statistic (a cosine of exactly 1, infinite on atanh) are left out; if every draw
-        is, None."""
+        is, None. With t references (``use_t``), each fit's noise of a word is drawn from t on that word's
+        degrees of freedom, so a calibration on few groups (at most ``G - 1``) reaches this test too."""
         if self.difference_variances is None:
             return None
-        drawn = null_draws(self.links, self.n_draws, self.random_state)
+        drawn = null_draws(self.links, self.n_draws, self.random_state,
+                           use_t=bool(np.isfinite(self.family.df).any()))
         if drawn is None:
             return None
         scaled = to_scale(drawn, self.family.bounds, self.family.scale)
@@ -175,8 +177,8 @@ class ModelComparison:
             differences = self.difference_variances
         q = _wald_of_differences(values, differences)
         if self.null_draws is not None:
-            test = ContrastResults(statistic=q, distribution="chi2", df_denom=k - 1)
             drawn = _wald_of_differences(self.null_draws, differences)
+            test = _DrawnWaldTest(statistic=q, distribution="chi2", df_denom=k - 1)
             test.pvalue = np.asarray((1.0 + np.count_nonzero(drawn >= q)) / (1.0 + drawn.size))
             test.null_distribution = f"{drawn.size} draws of the fits under one truth"
             return test
@@ -316,7 +318,7 @@ def compare_models(results: Mapping[str, InferenceResult] | Sequence[InferenceRe
         raise ValueError(f"need {len(results)} distinct labels, got {labels}")
     if len({r.scale for r in results}) > 1:
         raise ValueError("the results were formed on different scales (bounded and linear): estimate them alike")
-    errors = np.array([r.std_error for r in results])
+    errors = np.array([r.draws_std_error if r.method == MONTE_CARLO else r.std_error for r in results])
     tested = np.array([r.tested_std_error for r in results])
     for shown in (errors, tested):
         if not (np.isfinite(shown) & (shown > 0)).all():
@@ -375,6 +377,19 @@ def _with_shared_prior(family: ResultFamily, links: list) -> tuple[ResultFamily,
     covariance = (np.add.outer(variances, variances) - linear) / 2.0
     np.fill_diagonal(covariance, variances)
     return family.replace(covariance=covariance), scaled
+
+
+class _DrawnWaldTest(ContrastResults):
+    """A Wald statistic whose p-value is the share of null draws at least as large: its printout says so, and that
+    ``chi2(df_denom)`` is only the large-sample limit (statsmodels' would print a chi2 test)."""
+
+    def summary(self, xname=None, alpha=0.05, title=None) -> str:
+        """The test in one line, naming where its p-value comes from (the parameters are statsmodels')."""
+        return (f"<Wald test, p-value from {self.null_distribution} (chi2({int(self.df_denom)}) only in the "
+                f"large-sample limit): statistic={float(self.statistic):.4g}, p-value={float(self.pvalue):.4g}>")
+
+    def __str__(self) -> str:
+        return self.summary()
 
 
 def _wald_of_differences(values: np.ndarray, differences: np.ndarray) -> float | np.ndarray:

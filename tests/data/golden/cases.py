@@ -116,6 +116,7 @@ def inference(result: InferenceResult) -> Record:
         record["variance_by_word"] = frame(result.variance_by_word().to_frame())
     record["summary_frame"] = frame(result.summary_frame())
     record["statistic_kind"] = result.statistic_kind
+    record["draws_std_error"] = result.draws_std_error
     return record
 
 
@@ -143,6 +144,7 @@ def family(result: ResultFamily) -> Record:
         record["variance_contributions"] = result.variance_contributions
     record["summary_frame"] = frame(result.summary_frame())
     record["statistic_kinds"] = [str(kind) for kind in result.statistic_kinds]
+    record["draws_std_errors"] = result.draws_std_errors
     return record
 
 
@@ -163,7 +165,8 @@ def tests_table(result: SimilarityTests) -> Record:
             "pvalues": result.pvalues, "conf_int": result.conf_int(),
             "conf_int_90": result.conf_int(confidence_level=0.9),
             "variance_contributions": result.variance_contributions, "holm": result.correct("holm").pvalues_adjusted,
-            "fdr_bh": result.correct("fdr_bh").pvalues_adjusted, "dropped": result.dropped, "summary_frame": frame(result.summary_frame())}
+            "fdr_bh": result.correct("fdr_bh").pvalues_adjusted, "dropped": result.dropped,
+            "summary_frame": frame(result.summary_frame()), "draws_std_errors": result.draws_std_errors}
 
 
 def neighbors(result: NeighborsResult) -> Record:
@@ -176,7 +179,8 @@ def neighbors(result: NeighborsResult) -> Record:
 def contrast_test(test: ContrastResults) -> Record:
     """An equality test: its distribution, statistic, degrees of freedom and p-value."""
     return {"distribution": test.distribution, "statistic": np.ravel(test.statistic),
-            "df_num": getattr(test, "df_num", np.nan), "df_denom": test.df_denom, "pvalue": np.ravel(test.pvalue)}
+            "df_num": getattr(test, "df_num", np.nan), "df_denom": test.df_denom, "pvalue": np.ravel(test.pvalue),
+            "p_from_null_draws": hasattr(test, "null_distribution")}
 
 
 def comparison(result: ModelComparison) -> Record:
