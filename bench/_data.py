@@ -10,7 +10,10 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def corpus(name: str) -> tuple[str, glovev_ext.LineCorpus]:
-    """A named shared corpus ('brown', 'gutenberg_us_10m', 'gutenberg_us_31m') or the embedded one."""
+    """A named shared corpus ('brown', 'gutenberg_us_10m', 'gutenberg_us_31m'), or the embedded one ('embedded', and
+    when the shared one is absent)."""
+    if name == "embedded":
+        return "embedded corpus", glovev_ext.load_default_corpus()
     files = {
         "brown": SHARED_DATA / "brown" / "brown_sents.txt",
         "gutenberg_us_10m": SHARED_DATA / "gutenberg_us_10m" / "gutenberg_us_10m.txt.gz",

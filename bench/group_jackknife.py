@@ -45,10 +45,7 @@ def main() -> None:
     parser.add_argument("--n-pairs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
-    if options.corpus == "embedded":
-        name, documents = "embedded corpus", glovev_ext.load_default_corpus()
-    else:
-        name, documents = corpus(options.corpus)
+    name, documents = corpus(options.corpus)
     documents = list(documents)
     groups = corpus_groups(options.corpus, options.groups)
     started = time.perf_counter()

@@ -60,10 +60,7 @@ def main() -> None:
     parser.add_argument("--check-by", choices=units, help="the check's unit (default: --groups)")
     parser.add_argument("--check-seeds", type=int, nargs="+", help="one check per seed (default: --seed)")
     options = parser.parse_args()
-    if options.corpus == "embedded":
-        name, documents = "embedded corpus", glovev_ext.load_default_corpus()
-    else:
-        name, documents = corpus(options.corpus)
+    name, documents = corpus(options.corpus)
     documents = list(documents)
     groups = corpus_groups(options.corpus, options.groups)
     check_by = options.check_by or options.groups
