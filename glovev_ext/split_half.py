@@ -60,10 +60,11 @@ class SplitHalfCheck:
         One row per random pair of words of one band: ``first``, ``second``, ``band``, the two
         halves' cosines and delta-method standard errors (linear scale), ``z`` (their difference over
         the standard error of the difference, the delta method on the linear scale with normal
-        references, the prior's shared part taken out for posteriors: the pairwise test of
-        :func:`~glovev_ext.compare_models`),
-        ``seed`` and ``equality_pvalue`` (the library's default test of
-        the two halves' ``similarity_test(first, second, random_state=seed)`` and ``seed + 1``).
+        references, the prior's shared part taken out for posteriors: the Wald test of
+        :meth:`ModelComparison.linear <glovev_ext.stats.ModelComparison.linear>`),
+        ``seed``, ``equality_pvalue`` and ``pairwise_pvalue`` (the library's default tests,
+        ``equality()`` and ``pairwise(correction=None)``, of the two halves'
+        ``similarity_test(first, second, random_state=seed)`` and ``seed + 1``).
     confidence_level : float
         Of the tests whose rejection rates :meth:`summary_frame` reports.
     """
@@ -78,9 +79,11 @@ class SplitHalfCheck:
         Columns: ``words``; ``mean wald/D`` and ``expected`` (the mean of the words' ``F(D, df)``
         means, over the words with ``df > 2``) and their ``ratio`` (1 if calibrated);
         ``vector test rejects`` (share of words whose test of ``w_A = w_B`` rejects); ``pairs``;
-        ``sd of z`` (1 if calibrated); ``linear z rejects`` and ``equality rejects`` (shares of
-        pairs whose two-sided test rejects: the plain normal z of the difference, and the library's
-        default equality test). Each rejection rate should be ``1 - confidence_level``.
+        ``sd of z`` (1 if calibrated); ``linear z rejects``, ``equality rejects`` and ``pairwise
+        rejects`` (shares of pairs whose two-sided test rejects: the plain normal z of the difference,
+        and the library's default equality and pairwise tests), and ``equality KS p`` (the p-value of
+        the Kolmogorov-Smirnov test that the equality test's p-values are uniform, as they are under
+        the null). Each rejection rate should be ``1 - confidence_level``.
         """
         alpha = 1.0 - self.confidence_level
         critical = float(stats.norm.ppf(1.0 - alpha / 2.0))
@@ -99,6 +102,9 @@ class SplitHalfCheck:
                 "sd of z": pairs["z"].std(ddof=1),
                 "linear z rejects": (pairs["z"].abs() > critical).mean(),
                 "equality rejects": (pairs["equality_pvalue"] < alpha).mean(),
+                "pairwise rejects": (pairs["pairwise_pvalue"] < alpha).mean(),
+                "equality KS p": (stats.kstest(pairs["equality_pvalue"], "uniform").pvalue if len(pairs)
+                                  else np.nan),
             }
         return pd.DataFrame.from_dict(rows, orient="index").rename_axis("pooled count")
 
@@ -216,6 +222,9 @@ def _word_frame(half_a, half_b, words: list, counts: np.ndarray, band: pd.Catego
                          "expected": expected, "pvalue": change["P>chi2"].to_numpy()}, index=pd.Index(words))
 
 
+_DIFFERENCE = np.array([[1.0, -1.0]])  # the first half's value less the second's
+
+
 def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np.random.Generator,
                 progress: bool) -> pd.DataFrame:
     chosen = []
@@ -224,27 +233,28 @@ def _pair_frame(half_a, half_b, words: pd.DataFrame, n_pairs: int, generator: np
         chosen += [(a, b, band) for a, b in _random_pairs(members, n_pairs, generator)]
     if not chosen:
         return pd.DataFrame(columns=["first", "second", "band", "cos_a", "cos_b", "se_a", "se_b", "z", "seed",
-                                     "equality_pvalue"])
+                                     "equality_pvalue", "pairwise_pvalue"])
     pairs = [(a, b) for a, b, _ in chosen]
     linear = {name: half.similarity_tests(pairs, method="delta", scale="linear", use_t=False)
               for name, half in (("a", half_a), ("b", half_b))}
     seeds = generator.integers(0, 2**62, size=len(pairs))
-    pvalues, z = [], []
+    pvalues, pairwise, z = [], [], []
     for (a, b), seed in tqdm(list(zip(pairs, seeds)), desc="equality tests", unit="pair", disable=not progress,
                              leave=False):
         comparison = compare_models([half_a.similarity_test(a, b, random_state=int(seed)),
                                      half_b.similarity_test(a, b, random_state=int(seed) + 1)])
         pvalues.append(float(np.asarray(comparison.equality().pvalue)))
+        pairwise.append(float(comparison.pairwise(correction=None).pvalues[0]))
         plain = compare_models([half.similarity_test(a, b, method="delta", scale="linear", use_t=False)
                                 for half in (half_a, half_b)])
-        z.append(float(plain.pairwise(correction=None).statistics[0]))
+        z.append(float(plain.linear(_DIFFERENCE, ["difference"], "difference").statistics[0]))
     return pd.DataFrame({"first": [a for a, _, _ in chosen], "second": [b for _, b, _ in chosen],
                          "band": pd.Categorical([band for _, _, band in chosen],
                                                 categories=words["band"].cat.categories),
                          "cos_a": linear["a"].estimates, "cos_b": linear["b"].estimates,
                          "se_a": linear["a"].std_errors, "se_b": linear["b"].std_errors,
                          "z": z, "seed": seeds,
-                         "equality_pvalue": pvalues})
+                         "equality_pvalue": pvalues, "pairwise_pvalue": pairwise})
 
 
 def _random_pairs(members: list, n_pairs: int, generator: np.random.Generator) -> list[tuple]:

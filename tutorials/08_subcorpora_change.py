@@ -92,7 +92,9 @@ if len(usable) >= 2:
     comparison = compare_models({name: kv.similarity_test(*pair, method="delta") for name, kv in usable.items()})
     print()
     print(comparison.summary())
-    print(comparison.pairwise("holm").summary_frame().round(4).to_string())
+    pairwise = comparison.pairwise("holm")  # under one prior: on atanh, against the equality test's null draws
+    print(pairwise.name)
+    print(pairwise.summary_frame().round(4).to_string())
 
 word = "party" if all(by_genre[g].unusable_reason("party") is None for g in (first, second)) else WORDS[0]
 for name in (first, second):

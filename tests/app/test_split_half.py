@@ -86,6 +86,8 @@ def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
         half_a.similarity_test(pair["first"], pair["second"], random_state=int(pair["seed"])),
         half_b.similarity_test(pair["first"], pair["second"], random_state=int(pair["seed"]) + 1)]).equality()
     assert pair["equality_pvalue"] == pytest.approx(float(np.asarray(expected.pvalue)))
+    # the pairwise test of the same two results, against the same null draws: the same p to their resolution
+    assert abs(pair["pairwise_pvalue"] - pair["equality_pvalue"]) <= 2.5 / 2000
     assert len(check.pairs) == 36 and len(set(zip(check.pairs["first"], check.pairs["second"]))) == 36
 
 
@@ -102,6 +104,8 @@ def test_the_summary_aggregates_the_frames(check):
         assert row["sd of z"] == pytest.approx(np.std(pairs["z"], ddof=1))
         assert row["linear z rejects"] == pytest.approx(np.mean(np.abs(pairs["z"]) > 1.959964))
         assert row["equality rejects"] == pytest.approx(np.mean(pairs["equality_pvalue"] < 0.05))
+        assert row["pairwise rejects"] == pytest.approx(np.mean(pairs["pairwise_pvalue"] < 0.05))
+        assert row["equality KS p"] == pytest.approx(stats.kstest(pairs["equality_pvalue"], "uniform").pvalue)
 
 
 def simulated_half(kv, words: list, truth: np.ndarray, seed: int, known: bool = False):

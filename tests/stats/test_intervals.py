@@ -141,7 +141,13 @@ def test_auto_keeps_the_delta_method_only_where_monte_carlo_agrees(kv):
     # and where the draws lie, against 20,000 independent draws (noise of the quoted one: 0.03)
     shift = quoted(r"within ([0-9.]+) standard errors of the estimates", frequent.method_reason)
     assert shift <= 0.25 and shift == pytest.approx(abs(independent_shift(kv, "he", "she")), abs=0.1)
-    rare = max((w for w in kv.index_to_key if kv.has_covariance(w)), key=lambda w: np.trace(kv.covariance(w)))
+    few = min((w for w in kv.index_to_key if kv.has_covariance(w)), key=lambda w: kv.covariance_factor(w).dof)
+    assert kv.covariance_factor(few).dof < 10
+    untrusted = kv.similarity_test(few, "man", random_state=1)  # too few degrees of freedom to judge by
+    assert untrusted.method == "Monte Carlo" and untrusted.draws_interval == "union"
+    assert "degrees of freedom, too few for its covariance to show" in untrusted.method_reason
+    rare = max((w for w in kv.index_to_key if kv.has_covariance(w) and kv.covariance_factor(w).dof >= 10),
+               key=lambda w: np.trace(kv.covariance(w)))
     hard = kv.similarity_test(rare, "man", random_state=1)
     assert hard.method == "Monte Carlo" and "off the draws'" in hard.method_reason
     assert hard.draws_interval == "union"

@@ -68,10 +68,13 @@ def test_delta_variances_equal_dense_covariances_and_finite_difference_gradients
     assert ((-1 <= low) & (low <= table.estimates) & (table.estimates <= high) & (high <= 1)).all()
 
 
-def test_auto_rows_equal_one_similarity_per_pair_with_one_generator(kv, pairs):
+def test_auto_rows_equal_one_similarity_per_pair_with_the_same_random_state(kv, pairs):
     table = similarity_tests(kv, pairs[:8], n_draws=200, random_state=4)
-    generator = np.random.default_rng(4)
-    one_by_one = [similarity(kv, a, b, n_draws=200, random_state=generator) for a, b in pairs[:8]]
+    one_by_one = [similarity(kv, a, b, n_draws=200, random_state=4) for a, b in pairs[:8]]
+    seeded = similarity_tests(kv, pairs[:8], n_draws=200, random_state=np.random.default_rng(4))
+    seed = int(np.random.default_rng(4).integers(2**63))  # a Generator gives one seed to every pair
+    np.testing.assert_allclose(seeded.conf_int()[5], similarity(kv, *pairs[5], n_draws=200,
+                                                                 random_state=seed).conf_int(), rtol=1e-12)
     expected = np.array([[r.estimate, r.std_error, r.df, r.statistic, r.pvalue, *r.conf_int(confidence_level=0.9)]
                          for r in one_by_one])
     np.testing.assert_allclose(rows_of(table), expected, rtol=1e-12, atol=1e-15)
@@ -82,9 +85,8 @@ def test_auto_rows_equal_one_similarity_per_pair_with_one_generator(kv, pairs):
 
 def test_monte_carlo_rows_use_their_draws(kv, pairs):
     table = similarity_tests(kv, pairs[:4], method="monte carlo", n_draws=300, random_state=1)
-    generator = np.random.default_rng(1)
     for row, (a, b) in enumerate(pairs[:4]):
-        one = similarity(kv, a, b, method="monte carlo", n_draws=300, random_state=generator)
+        one = similarity(kv, a, b, method="monte carlo", n_draws=300, random_state=1)
         np.testing.assert_allclose(table.conf_int()[row], one.conf_int(), rtol=1e-12)
         assert table.pvalues[row] == pytest.approx(one.pvalue, rel=1e-12)
 

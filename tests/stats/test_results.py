@@ -158,11 +158,15 @@ def test_shifted_draws_extend_the_interval_on_either_scale_and_every_rendering_a
 
 
 def test_a_family_and_its_contrasts_keep_the_rule_of_their_draws(kv):
-    """Each row of a family of shifted draws, and a contrast of two rows (its draws the difference of theirs), gets
-    the extended interval; attenuation is each estimate minus its draws' median."""
-    family = kv.similarity_family([("man", "woman"), ("he", "she")], method="monte carlo", n_draws=2000,
+    """Each row of shifted draws, and a contrast of two such rows (its draws the difference of theirs), gets the
+    extended interval, each row as it would alone; attenuation is each estimate minus its draws' median."""
+    family = kv.similarity_family([("man", "woman"), ("good", "bad")], method="monte carlo", n_draws=2000,
                                   random_state=4)
-    assert family.draws_interval == "extended"
+    assert list(family.draws_interval) == ["extended", "extended"]
+    he_she = kv.similarity_family([("man", "woman"), ("he", "she")], method="monte carlo", n_draws=2000,
+                                  random_state=4)  # he-she's draws are centred: its own row joins the percentiles
+    assert list(he_she.draws_interval) == ["extended", "union"] and he_she.difference(0, 1).draws_interval == "union"
+    np.testing.assert_array_equal(he_she.conf_int().iloc[0], family.conf_int().iloc[0])
     np.testing.assert_allclose(family.attenuation, family.estimates - np.median(family.draws, axis=0), rtol=1e-12)
     for k in range(2):
         row = family[k]

@@ -104,13 +104,23 @@ def test_the_comparison_is_the_wald_test_of_the_difference_computed_by_hand(prio
     # its printout names where the p-value comes from, not a chi2 test (issue 47)
     assert str(test) == (f"<Wald test, p-value from 2000 draws of the fits under one truth (chi2(1) only in the "
                          f"large-sample limit): statistic={float(test.statistic):.4g}, p-value={float(test.pvalue):.4g}>")
-    # the pairwise difference of the cosines, bounded by (-2, 2): tested on atanh(difference / 2)
-    variance = difference_variance(cosine, halves, precision)
-    difference = cosine(halves[0].vectors) - cosine(halves[1].vectors)
+    # the pairwise difference: of the atanh's, tested against the same null draws (issue 47, item 4), so its p-value
+    # is the equality test's to the draws' resolution; its interval inverts it
     pairwise = comparison.pairwise(correction=None)
+    assert pairwise.method == "null draws"
+    assert pairwise.name == f"pairwise differences of atanh({results[0].name})"
+    assert pairwise.estimates[0] == pytest.approx(difference, rel=1e-12)
     assert pairwise.std_errors[0] == pytest.approx(np.sqrt(variance), rel=1e-6)
-    expected = np.arctanh(difference / 2) / (np.sqrt(variance) / (2 * (1 - difference**2 / 4)))
-    assert float(pairwise.statistics[0]) == pytest.approx(expected, rel=1e-6)
+    assert abs(pairwise.pvalues[0] - float(test.pvalue)) <= 2.5 / 2000  # (1 + m) / (1 + n) against the mirrored share
+    pivots = (drawn[:, 0] - drawn[:, 1]) / pairwise.std_errors[0]
+    pivots = np.concatenate([pivots, -pivots])  # mirrored: the equality test is two-sided
+    low, high = difference - pairwise.std_errors[0] * np.quantile(pivots, [0.975, 0.025])
+    np.testing.assert_allclose(pairwise.conf_int().iloc[0], [low, high], rtol=1e-12)
+    for alternative in ("larger", "smaller"):
+        share = np.mean(pivots <= difference / pairwise.std_errors[0])
+        one_sided = comparison.pairwise(correction=None, alternative=alternative).pvalues[0]
+        assert one_sided == pytest.approx(share if alternative == "smaller" else 1 - share, abs=1 / 4000)
+    assert "over 2000 draws under the null and their mirror images" in str(pairwise.summary())
     # each model's own row keeps its own error
     np.testing.assert_allclose(comparison.family.std_errors, [r.std_error for r in results])
     assert "posteriors under one prior" in str(comparison.summary())
@@ -144,7 +154,8 @@ def test_three_fits_under_one_prior_are_tested_on_their_differences(prior):
     generator = np.random.default_rng(2)
     truths = [prior.mean + np.linalg.cholesky(prior.covariance) @ generator.standard_normal(DIM) for _ in range(2)]
     fits = [posterior_fit(truths, (1.0, 2.0), prior, generator) for _ in range(3)]
-    comparison = compare_models([wald_test(f, STATISTIC, method="delta", use_t=False) for f in fits])
+    results = [wald_test(f, STATISTIC, method="delta", use_t=False) for f in fits]
+    comparison = compare_models(results)
     values = np.array([atanh_cosine(f.vectors) for f in fits])
     precision = np.linalg.inv(prior.covariance)
     gamma = {(i, j): difference_variance(atanh_cosine, (fits[i], fits[j]), precision)
@@ -158,6 +169,19 @@ def test_three_fits_under_one_prior_are_tested_on_their_differences(prior):
     # the same with the rows taken in another order
     reordered = compare_models([wald_test(f, STATISTIC, method="delta", use_t=False) for f in fits[::-1]])
     assert float(reordered.equality().statistic) == pytest.approx(wald, rel=1e-6)
+    # the trend: inverse-variance weighted on atanh, tested against the equality test's null draws (issue 47)
+    errors = np.array([r.tested_std_error / (1 - r.estimate**2) for r in results])
+    weights, times = 1 / errors**2, np.array([1.0, 2.0, 3.0])
+    centred = times - (weights * times).sum() / weights.sum()
+    slope = weights * centred / (weights * centred**2).sum()
+    trend = comparison.trend(times)
+    assert trend.estimate == pytest.approx(slope @ values, rel=1e-9)
+    variances = np.array([[0, gamma[0, 1], gamma[0, 2]], [gamma[0, 1], 0, gamma[1, 2]], [gamma[0, 2], gamma[1, 2], 0]])
+    error = np.sqrt(-slope @ variances @ slope / 2)
+    assert trend.std_error == pytest.approx(error, rel=1e-6)
+    pivots = comparison.null_draws @ slope / trend.std_error
+    share = np.mean(np.abs(pivots) >= abs(trend.estimate) / trend.std_error)
+    assert trend.pvalue == pytest.approx(share, abs=2 / 2000) and trend.method == "null draws"
 
 
 def test_fits_under_different_priors_are_taken_as_independent(prior):
@@ -235,13 +259,16 @@ def test_equality_of_a_cosine_under_one_prior_rejects_at_its_nominal_rate(prior,
     delta method's chi2 reference instead of the null draws 0.030 / 0.052 / 0.045 (words held by the prior: their
     cosine is far from linear in the noise)."""
     generator = np.random.default_rng(4)
-    shared, independent = [], []
+    shared, independent, pairwise = [], [], []
     for _ in range(1000):
         results = [wald_test(half, STATISTIC, method="delta", use_t=False)
                    for half in two_halves(strengths, prior, generator)]
-        shared.append(float(compare_models(results, n_draws=500, random_state=generator).equality().pvalue))
+        comparison = compare_models(results, n_draws=500, random_state=generator)
+        shared.append(float(comparison.equality().pvalue))
+        pairwise.append(float(comparison.pairwise(correction=None).pvalues[0]))
         independent.append(float(compare_models([r.replace(prior_link=None)
                                                  for r in results]).equality().pvalue))
+        assert abs(pairwise[-1] - shared[-1]) <= 2.5 / 500  # one hypothesis, one reference: the same answer
     rate, plain = float(np.mean(np.array(shared) < 0.05)), float(np.mean(np.array(independent) < 0.05))
     record_property("shared_prior_equality_rejection_rate", float(rate))
     record_property("independent_equality_rejection_rate", float(plain))
@@ -274,7 +301,8 @@ def test_a_linear_map_of_a_family_keeps_its_link_to_the_prior(prior):
     """``ResultFamily.linear`` maps the link's gradients: twice a cosine differs between fits by twice as much."""
     halves = two_halves((0.5, 3.0), prior, np.random.default_rng(7))
     families = [glovev_ext.stats.estimate(half, STATISTIC, method="delta", use_t=False) for half in halves]
-    plain = compare_models([family[0] for family in families]).pairwise(correction=None)
+    difference = np.array([[1.0, -1.0]])
+    plain = compare_models([family[0] for family in families]).linear(difference, ["d"], "d")
     doubled = compare_models([family.contrast([2.0]) for family in families])
     assert doubled.shared_prior
-    assert doubled.pairwise(correction=None).std_errors[0] == pytest.approx(2 * plain.std_errors[0], rel=1e-10)
+    assert doubled.linear(difference, ["d"], "d").std_errors[0] == pytest.approx(2 * plain.std_errors[0], rel=1e-10)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -27,6 +28,9 @@ AUTO_TOLERANCE = 0.03
 # ... and while the draws' median lies within this many standard errors of the estimate (on the test scale):
 # a 95 % interval centred this far off covers 0.943, as one whose standard error is AUTO_TOLERANCE short
 SHIFT_TOLERANCE = 0.25
+# ... and only for values whose every word has at least this many degrees of freedom: a covariance resting on fewer
+# residuals can be far too small by chance, and draws judged under it cannot tell (docs/method.md 6.19)
+AUTO_MIN_DOF = 10
 # a statistic's variance is "dominated" when at most two of its words carry this share of it
 DOMINANT_SHARE = 2 / 3
 _SHOWN_CAVEATS = 5
@@ -54,15 +58,17 @@ def estimate(kv: EmbeddingWithCovariance, statistic: Statistic, *, method: str =
         Every word of ``statistic.keys`` must be in it with a covariance.
     statistic : Statistic
     method : {"auto", "delta", "monte carlo"}, default="auto"
-        ``"auto"`` (docs/method.md section 6) computes both and keeps the delta method when its
-        standard errors agree with Monte Carlo's within ``AUTO_TOLERANCE`` (3 %; judged with the
-        linearised statistic as a control variate) and the draws' medians lie within
-        ``SHIFT_TOLERANCE`` (0.25) standard errors of the estimates on the test scale
-        (``median_shift``), else Monte Carlo; the result says which
-        and why. Monte Carlo takes the covariance from ``n_draws`` draws; the estimate stays the
-        value at the trained vectors. Its intervals extend the delta method's by the draws' shift
-        where only the shift failed (``draws_interval="extended"``), else join the draws' percentile
-        intervals (``"union"``; docs/method.md section 6.9).
+        ``"auto"`` (docs/method.md section 6) computes both and keeps the delta method for a value
+        when its standard error agrees with Monte Carlo's within ``AUTO_TOLERANCE`` (3 %; judged with
+        the linearised statistic as a control variate), the draws' median lies within
+        ``SHIFT_TOLERANCE`` (0.25) standard errors of the estimate on the test scale
+        (``median_shift``) and every word carrying its variance has at least ``AUTO_MIN_DOF`` (10)
+        degrees of freedom, else Monte Carlo; each value is judged on its own (so it reads the same in
+        any family), and the result says which and why. Monte Carlo takes the covariance from
+        ``n_draws`` draws; the estimate stays the value at the trained vectors. Its intervals extend
+        the delta method's by the draws' shift where only the shift failed
+        (``draws_interval="extended"``), else join the draws' percentile intervals (``"union"``;
+        docs/method.md section 6.9).
     null_values : float or sequence, optional
         Null values of the rows (0 by default).
     {alternative}
@@ -104,23 +110,25 @@ def estimate_resolved(words: ResolvedWords, statistic: Statistic, *, method: str
     df = welch_satterthwaite(contributions, shares.dofs) if use_t else np.full(m, np.inf)
     generator = np.random.default_rng(random_state)
     draws = delta_cov = None
-    label, reason, draws_interval = DELTA, "delta method, as asked (method='delta')", UNION
+    choice = _Choice(DELTA, "delta method, as asked (method='delta')", UNION, None, ())
     if method != "delta":
         normal, judged = _normal_draws(words, statistic, jacobian, covariance, n_draws, generator)
         bounds = bounds_of(statistic.bounds, m)
         shift = median_shift(values, normal, scaled_errors(values, np.sqrt(np.diag(covariance)), bounds, scale),
                              bounds, scale)
-        diagnosis = _Diagnosis(statistic.names, np.diag(covariance), judged, shift, n_draws)
-        label, reason, draws_interval = diagnosis.choice(asked=method == "monte carlo")
-        if label == MONTE_CARLO:
+        diagnosis = _Diagnosis(statistic.names, np.diag(covariance), judged, shift, n_draws,
+                               _fewest_dof(contributions, shares.dofs))
+        choice = diagnosis.choice(asked=method == "monte carlo")
+        if choice.method == MONTE_CARLO:
             delta_cov, covariance = covariance, np.atleast_2d(np.cov(normal, rowvar=False))
             draws = _t_draws(words, statistic, n_draws, generator) if use_t else normal
     caveats = (*_dominance(statistic.names, words.keys, contributions), *word_caveats(words))
     return ResultFamily.of(statistic.name, statistic.names, values, covariance, null_values=nulls,
-                           alternative=alternative, method=label, uncertainty=RECONSTRUCTION,
+                           alternative=alternative, method=choice.method, uncertainty=RECONSTRUCTION,
                            words=tuple(statistic.keys), dropped=tuple(dropped), draws=draws, df=df,
-                           bounds=statistic.bounds, scale=scale, method_reason=reason, caveats=caveats,
-                           shares=shares, delta_covariance=delta_cov, draws_interval=draws_interval,
+                           bounds=statistic.bounds, scale=scale, method_reason=choice.reason, caveats=caveats,
+                           shares=shares, delta_covariance=delta_cov, draws_interval=choice.draws_interval,
+                           delta_rows=choice.delta_rows, row_reasons=choice.row_reasons,
                            prior_link=PriorLink.of(words.prior, words, statistic, jacobian))
 
 
@@ -180,17 +188,19 @@ def _normal_draws(words: ResolvedWords, statistic: Statistic, jacobian: np.ndarr
 def _t_draws(words: ResolvedWords, statistic: Statistic, n_draws: int, generator: np.random.Generator) -> np.ndarray:
     """The statistic at draws in which each word's deviation ``S_i z`` is scaled by ``sqrt(nu_i / chi2)``: its t."""
     m = len(statistic.names)
-    base = words.vectors
-    dofs = np.array([factor.dof for factor in words.factors], dtype=np.float64)
-    finite = np.isfinite(dofs)
+    return draw_values(words, lambda drawn: np.asarray(statistic.function(drawn), dtype=np.float64).reshape(
+        drawn.shape[0], m), n_draws, generator, use_t=True)
 
-    def heavy(drawn):
-        scales = np.ones((drawn.shape[0], dofs.size))
-        scales[:, finite] = np.sqrt(dofs[finite] / generator.chisquare(dofs[finite], (drawn.shape[0], finite.sum())))
-        values = statistic.function(base + (drawn - base) * scales[..., None])
-        return np.asarray(values, dtype=np.float64).reshape(drawn.shape[0], m)
 
-    return draw_values(words, heavy, n_draws, generator)
+class _Choice(NamedTuple):
+    """What ``method="auto"`` (or ``"monte carlo"``) chose: the family's method and why, how each value's
+    interval uses the draws, the values that kept the delta method, and each value's own reason."""
+
+    method: str
+    reason: str
+    draws_interval: np.ndarray
+    delta_rows: np.ndarray | None
+    row_reasons: tuple
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,6 +214,7 @@ class _Diagnosis:
     drawn: np.ndarray
     shift: np.ndarray
     n_draws: int
+    min_dof: np.ndarray
 
     @property
     def gap(self) -> np.ndarray:
@@ -211,34 +222,64 @@ class _Diagnosis:
             gap = np.abs(np.sqrt(self.delta / self.drawn) - 1)
         return np.where(np.isnan(gap), 0.0, gap)
 
-    def choice(self, asked: bool) -> tuple[str, str, str]:
-        """The method, why, and how its intervals use the draws.
+    def choice(self, asked: bool) -> _Choice:
+        """The method, why, and how each value's interval uses the draws, each value judged on its own.
 
-        The delta method (``method="auto"``) when its standard errors are within ``AUTO_TOLERANCE``
-        and its draws within ``SHIFT_TOLERANCE`` of the estimates; else Monte Carlo, whose intervals
-        are the delta method's extended by the shift where only the shift failed, else joined with the
-        draws' percentile intervals.
+        ``method="auto"`` keeps the delta method for a value when its standard error is within
+        ``AUTO_TOLERANCE``, its draws within ``SHIFT_TOLERANCE`` of its estimate and each of its words
+        has at least ``AUTO_MIN_DOF`` degrees of freedom, and takes Monte Carlo for the others (the
+        family is Monte Carlo when any value is): a value reads the same whatever other values are
+        estimated with it. A Monte Carlo value's interval is the delta method's extended by the shift
+        where only the shift failed, else joined with the draws' percentile interval.
         """
+        m = len(self.names)
+        accurate, centred = self.gap <= AUTO_TOLERANCE, np.abs(self.shift) <= SHIFT_TOLERANCE
+        accurate &= self.min_dof >= AUTO_MIN_DOF
+        kinds = np.where(accurate & ~centred, EXTENDED, UNION).astype(object)
+        kept = np.zeros(m, dtype=bool) if asked else accurate & centred
+        row_reasons = tuple(self._take([k])._reason(asked) for k in range(m)) if m > 1 else ()
+        if kept.all():
+            return _Choice(DELTA, self._reason(asked), kinds, None, row_reasons)
+        reason = self._take(np.flatnonzero(~kept))._reason(asked)
+        if kept.any():
+            names = ", ".join(str(self.names[k]) for k in np.flatnonzero(kept)[:_SHOWN_CAVEATS])
+            more = f" and {kept.sum() - _SHOWN_CAVEATS} more" if kept.sum() > _SHOWN_CAVEATS else ""
+            reason += (f"; the delta method kept for {names}{more} (method='auto' judges each value on its own, so a "
+                       "value reads the same in any family)")
+        return _Choice(MONTE_CARLO, reason, kinds, kept if kept.any() else None, row_reasons)
+
+    def _take(self, rows) -> _Diagnosis:
+        rows = np.asarray(rows, dtype=np.intp)
+        return _Diagnosis([self.names[k] for k in rows], self.delta[rows], self.drawn[rows], self.shift[rows],
+                          self.n_draws, self.min_dof[rows])
+
+    def _reason(self, asked: bool) -> str:
+        """Why these values, judged together, take the method they take (the worst of them named)."""
         gap, shift = self.gap, np.abs(self.shift)
         worst_gap, worst_shift = int(np.argmax(gap)), int(np.argmax(shift))
         accurate, centred = gap[worst_gap] <= AUTO_TOLERANCE, shift[worst_shift] <= SHIFT_TOLERANCE
-        draws_interval = EXTENDED if accurate and not centred else UNION
         if asked:
             reason = f"Monte Carlo, as asked ({self.n_draws} draws)"
-            return MONTE_CARLO, reason + ("" if centred else f"; {self._shifted(worst_shift)}"), draws_interval
+            return reason + ("" if centred else f"; {self._shifted(worst_shift)}")
+        fewest = int(np.argmin(self.min_dof))
+        if self.min_dof[fewest] < AUTO_MIN_DOF:
+            reason = (f"Monte Carlo ({self.n_draws} draws): a word of {self.names[fewest]} has "
+                      f"{self.min_dof[fewest]:.3g} degrees of freedom, too few for its covariance to show whether the "
+                      f"delta method holds (method='auto' keeps it only from {AUTO_MIN_DOF})")
+            return reason + ("" if centred else f"; {self._shifted(worst_shift)}")
         if accurate and centred:
-            return DELTA, (f"delta method: its standard errors agree with {self.n_draws} Monte Carlo draws within "
-                           f"{gap[worst_gap]:.1%} and the draws' medians lie within {shift[worst_shift]:.2f} standard "
-                           f"errors of the estimates (method='auto' keeps it within {AUTO_TOLERANCE:.0%} and "
-                           f"{SHIFT_TOLERANCE:g})"), draws_interval
+            return (f"delta method: its standard errors agree with {self.n_draws} Monte Carlo draws within "
+                    f"{gap[worst_gap]:.1%} and the draws' medians lie within {shift[worst_shift]:.2f} standard "
+                    f"errors of the estimates (method='auto' keeps it within {AUTO_TOLERANCE:.0%} and "
+                    f"{SHIFT_TOLERANCE:g})")
         if accurate:
             keeps = f"; method='auto' keeps the delta method only within {SHIFT_TOLERANCE:g}"
-            return MONTE_CARLO, (f"Monte Carlo ({self.n_draws} draws): {self._shifted(worst_shift, keeps)}, though its "
-                                 f"standard errors agree within {gap[worst_gap]:.1%}"), draws_interval
+            return (f"Monte Carlo ({self.n_draws} draws): {self._shifted(worst_shift, keeps)}, though its "
+                    f"standard errors agree within {gap[worst_gap]:.1%}")
         reason = (f"Monte Carlo ({self.n_draws} draws): the delta method's standard error of "
                   f"{self.names[worst_gap]} is {gap[worst_gap]:.0%} off the draws' (method='auto' keeps it only "
                   f"within {AUTO_TOLERANCE:.0%})")
-        return MONTE_CARLO, reason + ("" if centred else f"; {self._shifted(worst_shift)}"), draws_interval
+        return reason + ("" if centred else f"; {self._shifted(worst_shift)}")
 
     def _shifted(self, k: int, aside: str = "") -> str:
         """Where the draws of value ``k`` lie (``aside`` joins the parenthesis on how that was measured)."""
@@ -246,6 +287,12 @@ class _Diagnosis:
         return (f"the draws of {self.names[k]} are centred {abs(self.shift[k]):.2f} standard errors {side} the "
                 f"estimate (their median on the test scale, Monte Carlo noise {median_shift_noise(self.n_draws):.2f}"
                 f"{aside})")
+
+
+def _fewest_dof(contributions: np.ndarray, dofs: np.ndarray) -> np.ndarray:
+    """Each value's fewest degrees of freedom among the words that carry any of its variance (inf: none)."""
+    carried = contributions > 0
+    return np.where(carried, np.asarray(dofs, dtype=np.float64)[:, None], np.inf).min(axis=0, initial=np.inf)
 
 
 def _dominance(names: Sequence[str], keys: Sequence, contributions: np.ndarray) -> list[str]:

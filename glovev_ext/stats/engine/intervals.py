@@ -42,7 +42,8 @@ from scipy import stats
 SCALES = ("bounded", "linear")
 UNION = "union"
 EXTENDED = "extended"
-DRAWS_INTERVALS = (UNION, EXTENDED)
+PIVOT = "pivot"  # the draws are of the test's statistic under its null: a studentized pivot (docs/method.md 6.19)
+DRAWS_INTERVALS = (UNION, EXTENDED, PIVOT)
 ALTERNATIVES = ("two-sided", "larger", "smaller")
 UNBOUNDED = (-np.inf, np.inf)
 
@@ -62,7 +63,7 @@ def check_alternative(alternative: str) -> str:
 
 
 def check_draws_interval(draws_interval: str) -> str:
-    """Validate how an interval uses Monte Carlo draws (:data:`UNION` or :data:`EXTENDED`)."""
+    """Validate how an interval uses draws (:data:`UNION`, :data:`EXTENDED` or :data:`PIVOT`)."""
     if draws_interval not in DRAWS_INTERVALS:
         raise ValueError(f"draws_interval must be one of {DRAWS_INTERVALS}, got {draws_interval!r}")
     return draws_interval
@@ -331,6 +332,34 @@ def draws_cdf(draws: np.ndarray, values, side: str) -> np.ndarray:
             position = below - 1 + (value - column[below - 1]) / (column[below] - column[below - 1])
         shares[k] = np.clip(position / max(n - 1, 1), 0.0, 1.0)
     return shares
+
+
+def pivot_intervals(estimates, errors, pivots: np.ndarray, confidence_level: float) -> np.ndarray:
+    """``(m, 2)`` intervals ``estimate - se q(1 - alpha / 2)`` to ``estimate - se q(alpha / 2)``, ``q`` the quantiles of
+    each column of ``pivots``, draws of ``(estimate - truth) / se`` (unbounded rows on their own scale)."""
+    check_confidence_level(confidence_level)
+    quantiles = np.quantile(np.asarray(pivots).reshape(len(pivots), -1),
+                            [0.5 + confidence_level / 2, 0.5 - confidence_level / 2], axis=0)
+    return (np.asarray(estimates, dtype=np.float64) - np.asarray(errors, dtype=np.float64) * quantiles).T
+
+
+def pivot_pvalues(estimates, errors, pivots: np.ndarray, null_values, alternative: str) -> np.ndarray:
+    """p-values that invert :func:`pivot_intervals`: with ``t = (estimate - null) / se`` and ``F`` the pivots'
+    share at most ``t`` (:func:`draws_cdf`), "smaller" is ``F(t)``, "larger" ``1 - F(t)``, two-sided
+    ``min(1, 2 min)``; a row without error has two-sided p 1 at its estimate and 0 elsewhere."""
+    estimates, errors = np.asarray(estimates, dtype=np.float64), np.asarray(errors, dtype=np.float64)
+    gaps = estimates - np.broadcast_to(np.asarray(null_values, dtype=np.float64), estimates.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        statistics = np.where(errors > 0, gaps / errors, np.sign(gaps) * np.inf)
+    shares = np.where(np.isposinf(statistics), 1.0, np.where(np.isneginf(statistics), 0.0,
+                                                             draws_cdf(pivots, np.nan_to_num(statistics), "lower")))
+    smaller = np.where(gaps == 0, 0.5, shares)
+    larger = 1.0 - smaller
+    if alternative == "larger":
+        return larger
+    if alternative == "smaller":
+        return smaller
+    return np.minimum(1.0, 2 * np.minimum(larger, smaller))
 
 
 def union_intervals(estimates, scale_errors, draws: np.ndarray, df, bounds: np.ndarray, scale: str,

@@ -49,8 +49,8 @@ def parameter_frame(names: Sequence, estimates, std_errors, statistics, kinds, p
                         index=[str(name) for name in names])
 
 
-def column_lines(frame: pd.DataFrame) -> list[str]:
-    """What the heads of ``frame`` that are not statsmodels' own mean."""
+def column_lines(frame: pd.DataFrame, draws: str = "the Monte Carlo draws") -> list[str]:
+    """What the heads of ``frame`` that are not statsmodels' own mean (``draws``: what a test from p inverts with)."""
     lines = []
     for column in frame.columns:
         if column.endswith(_KIND_SUFFIX[ATANH]):
@@ -58,7 +58,7 @@ def column_lines(frame: pd.DataFrame) -> list[str]:
                          "(atanh(coef) - atanh(null)) / (std err x atanh's slope at coef)")
         elif column.endswith(_KIND_SUFFIX[FROM_P]):
             lines.append(f"{column}: the statistic whose tail probability is the p-value; the test inverts the "
-                         "interval, which uses the Monte Carlo draws, so there is no Wald statistic of its own")
+                         f"interval, which uses {draws}, so there is no Wald statistic of its own")
         elif column == DRAWS_SD:
             lines.append(f"{DRAWS_SD}: the statistic's standard deviation over normal draws of the words' vectors "
                          "(Monte Carlo's standard error); std err is the delta method's, from which the interval and "
@@ -66,12 +66,16 @@ def column_lines(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def reference_line(df, bounds: np.ndarray, scale: str, df_column: bool = True) -> str:
+def reference_line(df, bounds: np.ndarray, scale: str, df_column: bool = True, null_draws: int | None = None) -> str:
     """What the intervals and tests rest on: the reference distribution and the scale.
 
     Several degrees of freedom are pointed to in the table's ``df`` column, or (``df_column``
-    False, for a table without one) given as their range.
+    False, for a table without one) given as their range. With ``null_draws``, the reference is the
+    statistic over that many draws under the null (a pivot), not a t or normal distribution.
     """
+    if null_draws is not None:
+        return (f"Reference: (estimate - null) / std err over {null_draws} draws under the null and their mirror "
+                "images, not a t or normal distribution; intervals: the estimate less std err times its quantiles")
     df = np.asarray(df, dtype=float)
     finite = df[np.isfinite(df)]
     if finite.size == 0:

@@ -23,9 +23,9 @@ from statsmodels.stats.multitest import multipletests
 
 from .rendering import DRAWS_SD, column_lines, notes, parameter_frame, reference_line, render
 from .delta import WordShares
-from .intervals import (UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval, linear_bounds,
-                        percentile_bounds, welch_satterthwaite)
-from .rule import MONTE_CARLO, InferenceRule
+from .intervals import (EXTENDED, PIVOT, UNBOUNDED, UNION, bounds_of, check_alternative, check_draws_interval,
+                        linear_bounds, percentile_bounds, welch_satterthwaite)
+from .rule import MONTE_CARLO, NULL_DRAWS, InferenceRule
 from .shared_prior import PriorLink
 
 DELTA = "delta method"
@@ -63,12 +63,18 @@ class Estimates:
     delta_covariance : ndarray, shape (m, m), or None
         The delta method's covariance when ``covariance`` is Monte Carlo's (the Wald half of the
         intervals that use the draws); None otherwise.
-    draws_interval : {"union", "extended"}
-        How a Monte Carlo result's interval and test use its draws (``glovev_ext.stats.engine.intervals``):
+    draws_interval : {"union", "extended", "pivot"} or array of them, shape (m,)
+        How each row's interval and test use its draws (``glovev_ext.stats.engine.intervals``):
         ``"union"``, the interval around the estimate joined with the draws' percentile interval slid
         from their median to the estimate (bounded scale); ``"extended"``, the interval around the
         estimate extended by the draws' shift to the estimate corrected for it. Either is one piece
-        that holds the estimate; the test inverts it.
+        that holds the estimate; the test inverts it. ``"pivot"`` (the "null draws" method): the draws
+        are of ``(estimate - truth) / se`` under a test's null, and the interval is the estimate less
+        ``se`` times their quantiles. One value stands for every row.
+    delta_rows : ndarray of bool, shape (m,), or None
+        Rows of a Monte Carlo core that keep the delta method's Wald interval and test
+        (``method="auto"`` judges each row on its own, so a row reads the same in any family); None:
+        no row.
     """
 
     estimates: np.ndarray
@@ -78,16 +84,22 @@ class Estimates:
     scale: str = "linear"
     draws: np.ndarray | None = None
     delta_covariance: np.ndarray | None = None
-    draws_interval: str = UNION
+    draws_interval: str | np.ndarray = UNION
+    delta_rows: np.ndarray | None = None
 
     def __post_init__(self):
-        check_draws_interval(self.draws_interval)
         estimates = np.atleast_1d(np.asarray(self.estimates, dtype=np.float64))
         m = estimates.size
+        kinds = np.broadcast_to(np.asarray(self.draws_interval, dtype=object), (m,)).copy()
+        for kind in kinds:
+            check_draws_interval(kind)
         covariance = np.asarray(self.covariance, dtype=np.float64).reshape(m, m)
         df = np.full(m, np.inf) if self.df is None else np.broadcast_to(np.asarray(self.df, dtype=np.float64), (m,))
+        delta_rows = (np.zeros(m, dtype=bool) if self.delta_rows is None
+                      else np.broadcast_to(np.asarray(self.delta_rows, dtype=bool), (m,)).copy())
         for name, value in (("estimates", estimates), ("covariance", covariance), ("df", df.copy()),
-                            ("bounds", bounds_of(self.bounds, m))):
+                            ("bounds", bounds_of(self.bounds, m)), ("draws_interval", kinds),
+                            ("delta_rows", delta_rows)):
             object.__setattr__(self, name, value)
 
     def __len__(self) -> int:
@@ -105,15 +117,24 @@ class Estimates:
     def rule(self, method: str) -> InferenceRule:
         """The rule that turns this core into tests and intervals for ``method``."""
         return InferenceRule(self.estimates, self.std_errors, self.delta_std_errors, self.df, self.bounds, self.scale,
-                             method, self.draws, self.draws_interval)
+                             method, self.draws, self.draws_interval, self.delta_rows)
 
     def mapped(self, weights: np.ndarray, df: np.ndarray) -> Estimates:
-        """The core of ``weights @ estimates`` (``(r, m)`` weights), with the degrees of freedom ``df``."""
+        """The core of ``weights @ estimates`` (``(r, m)`` weights), with the degrees of freedom ``df``.
+
+        A new row keeps the delta method when every row it weighs does; otherwise it uses the draws,
+        joined with their percentile interval when any row it weighs does, else extended by their shift.
+        Pivot draws (under a test's null) are not draws of the values: a row weighing them is a Wald test.
+        """
+        involved = weights != 0
+        kept = ~involved | self.delta_rows[None] | (self.draws_interval == PIVOT)[None]
+        drawn = involved & ~kept
+        union = (drawn & (self.draws_interval == UNION)[None]).any(axis=1)
         return Estimates(weights @ self.estimates, weights @ self.covariance @ weights.T, df,
                          linear_bounds(weights, self.bounds), self.scale,
                          None if self.draws is None else self.draws @ weights.T,
                          None if self.delta_covariance is None else weights @ self.delta_covariance @ weights.T,
-                         self.draws_interval)
+                         np.where(union | ~drawn.any(axis=1), UNION, EXTENDED).astype(object), kept.all(axis=1))
 
 
 @dataclass(frozen=True)
@@ -137,6 +158,9 @@ class Provenance:
     caveats : tuple of str
         What the reader must know: words that dominate the variance, covariances known to be
         understated.
+    row_reasons : tuple of str
+        Each row's own method and why, as ``method="auto"`` judged it alone (empty for a single row,
+        or where ``method_reason`` serves every row).
     """
 
     method: str = DELTA
@@ -146,9 +170,10 @@ class Provenance:
     dropped: tuple = ()
     dropped_noun: str = "word"
     caveats: tuple = ()
+    row_reasons: tuple = ()
 
     def __post_init__(self):
-        for name in ("words", "dropped", "caveats"):
+        for name in ("words", "dropped", "caveats", "row_reasons"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
 
@@ -258,6 +283,11 @@ class ResultFamily:
     def _rule(self) -> InferenceRule:
         return self.core.rule(self.method)
 
+    @property
+    def _null_draws(self) -> int | None:
+        """How many draws under the null the tests use, each with its mirror image (None: no null draws)."""
+        return len(self.draws) // 2 if self.method == NULL_DRAWS and self.draws is not None else None
+
     # --- derived from the core -----------------------------------------------------------------
 
     @property
@@ -277,10 +307,11 @@ class ResultFamily:
 
     @property
     def draws_std_errors(self) -> np.ndarray:
-        """The statistics' spread over the Monte Carlo draws (the ``draws sd`` column; NaN without draws)."""
+        """The statistics' spread over the Monte Carlo draws (the ``draws sd`` column; NaN without draws, and for
+        rows that kept the delta method)."""
         if self.method != MONTE_CARLO:
             return np.full(len(self), np.nan)
-        return self.core.std_errors
+        return np.where(self.core.delta_rows, np.nan, self.core.std_errors)
 
     @property
     def tested_std_errors(self) -> np.ndarray:
@@ -325,7 +356,7 @@ class ResultFamily:
         :attr:`InferenceResult.attenuation`)."""
         if self.draws is None or self.method != MONTE_CARLO:
             return np.full(len(self), np.nan)
-        return self.estimates - np.median(self.draws, axis=0)
+        return np.where(self.core.delta_rows, np.nan, self.estimates - np.median(self.draws, axis=0))
 
     def conf_int(self, *, confidence_level: float = 0.95) -> pd.DataFrame:
         """Intervals around the estimates, a row per statistic (columns ``lower``, ``upper``).
@@ -365,7 +396,8 @@ class ResultFamily:
             df = welch_satterthwaite(contributions, shares.dofs)
         else:
             df = np.full(weights.shape[0], np.inf)
-        return ResultFamily(name, tuple(names), self.core.mapped(weights, df), self.provenance, null_values,
+        provenance = dataclasses.replace(self.provenance, row_reasons=())
+        return ResultFamily(name, tuple(names), self.core.mapped(weights, df), provenance, null_values,
                             alternative, shares=shares,
                             prior_link=None if self.prior_link is None else self.prior_link.mapped(weights))
 
@@ -393,17 +425,22 @@ class ResultFamily:
     def _frame(self, row: int | None, confidence_level: float) -> pd.DataFrame:
         """The parameter table of every row, or of ``row`` alone: the one rendering of a family and of its views."""
         rule, pick = (self._rule, slice(None)) if row is None else (self._rule.row(row), [row])
-        tested, spreads = rule.tested_errors, self.core.std_errors[pick]
+        tested, spreads = rule.tested_errors, self.draws_std_errors[pick]
+        shown = not (np.isnan(spreads).all() or np.array_equal(tested, spreads, equal_nan=True))
         statistics, pvalues = rule.tests(self.null_values[pick], self.alternative)
         return parameter_frame(list(np.asarray(self.names, dtype=object)[pick]), rule.estimates, tested, statistics,
                                rule.statistic_kinds, pvalues, rule.conf_int(confidence_level), rule.df,
-                               self.alternative, spreads=None if np.array_equal(tested, spreads, equal_nan=True) else spreads)
+                               self.alternative, spreads=spreads if shown else None)
 
-    def _summary(self, rule: InferenceRule, title: str, first: Sequence[str], frame: pd.DataFrame) -> Summary:
-        """The summary of ``frame`` (the family's rows, or one of them with its ``rule``): the one rendering path."""
+    def _summary(self, rule: InferenceRule, title: str, first: Sequence[str], frame: pd.DataFrame,
+                 reason: str | None = None) -> Summary:
+        """The summary of ``frame`` (the family's rows, or one of them with its ``rule`` and ``reason``): the one
+        rendering path."""
         provenance = self.provenance
-        lines = [*first, *([f"Method: {provenance.method_reason}"] if provenance.method_reason else []),
-                 *rule.interval_lines(), *column_lines(frame), *provenance.caveats]
+        reason = provenance.method_reason if reason is None else reason
+        drawn = "the draws under the null" if provenance.method == NULL_DRAWS else "the Monte Carlo draws"
+        lines = [*first, *([f"Method: {reason}"] if reason else []),
+                 *rule.interval_lines(), *column_lines(frame, drawn), *provenance.caveats]
         return render(frame, title, notes(lines, provenance.uncertainty, provenance.words, provenance.dropped,
                                           provenance.dropped_noun))
 
@@ -416,7 +453,8 @@ class ResultFamily:
 
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels :class:`~statsmodels.iolib.summary.Summary` of the family."""
-        first = [f"alternative: {self.alternative}", reference_line(self.df, self.bounds, self.scale)]
+        first = [f"alternative: {self.alternative}", reference_line(self.df, self.bounds, self.scale,
+                                                                   null_draws=self._null_draws)]
         if self.correction is not None:
             first.insert(0, f"P adj. ({self.correction}): p-values adjusted for {len(self)} tests with "
                             f"multipletests(method={self.correction!r})")
@@ -555,10 +593,21 @@ class InferenceResult:
 
     alternative = property(lambda self: self.family.alternative)
     scale = property(lambda self: self.family.scale)
-    draws_interval = property(lambda self: self.family.draws_interval)
-    method = property(lambda self: self.family.method)
-    method_reason = property(lambda self: self.family.method_reason)
+    draws_interval = property(lambda self: str(self.family.draws_interval[self.row]),
+                              doc="How this row's Monte Carlo interval and test use the draws.")
     uncertainty = property(lambda self: self.family.uncertainty)
+
+    @property
+    def method(self) -> str:
+        """How this result's uncertainty was propagated (a row that kept the delta method says so)."""
+        return DELTA if self.family.core.delta_rows[self.row] else self.family.method
+
+    @property
+    def method_reason(self) -> str:
+        """Why that method (this row's own judgement, where the family's rows were judged apart)."""
+        reasons = self.family.provenance.row_reasons
+        return reasons[self.row] if reasons else self.family.method_reason
+
     words = property(lambda self: self.family.words)
     dropped = property(lambda self: self.family.dropped)
     dropped_noun = property(lambda self: self.family.dropped_noun)
@@ -655,9 +704,9 @@ class InferenceResult:
     def summary(self, *, confidence_level: float = 0.95) -> Summary:
         """A statsmodels ``Summary`` with the parameter table and what the result rests on."""
         first = [f"H0: value = {self.null_value:g}, alternative: {self.alternative}",
-                 reference_line([self.df], np.array([self.bounds]), self.scale)]
+                 reference_line([self.df], np.array([self.bounds]), self.scale, null_draws=self.family._null_draws)]
         return self.family._summary(self._rule, f"{self.name}: {self.method}", first,
-                                    self.summary_frame(confidence_level=confidence_level))
+                                    self.summary_frame(confidence_level=confidence_level), self.method_reason)
 
     def to_contrast(self) -> ContrastResults:
         """The result as statsmodels :class:`~statsmodels.stats.contrast.ContrastResults` (t with ``df``, or normal;

@@ -12,13 +12,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .intervals import (EXTENDED, UNION, draws_shift, extended_intervals, extended_pvalues, intervals, pvalue,
-                        scaled_errors, statistic_of_pvalue, union_intervals, union_pvalues, wald_statistics)
+from .intervals import (EXTENDED, PIVOT, UNION, draws_shift, extended_intervals, extended_pvalues, intervals,
+                        pivot_intervals, pivot_pvalues, pvalue, scaled_errors, statistic_of_pvalue, union_intervals,
+                        union_pvalues, wald_statistics)
 
 MONTE_CARLO = "Monte Carlo"
+NULL_DRAWS = "null draws"  # tests and intervals from draws of the statistic under its null (a pivot), not of the words
 PLAIN = "plain"  # (estimate - null) / std err
 ATANH = "atanh"  # the same on atanh of the value mapped to (-1, 1), with the std err carried there
 FROM_P = "from p"  # the t whose tail is the p-value of a test that inverts an interval using draws
+MIXED_INTERVALS = ("Intervals: each row's as its own Monte Carlo judgement chose (method='auto' judges the rows one "
+                   "by one): the delta method's t interval, that interval joined with the draws' percentile "
+                   "interval slid to the estimate, or extended by the draws' shift (docs/method.md 6.4, 6.9)")
 
 
 @dataclass(frozen=True)
@@ -26,10 +31,13 @@ class InferenceRule:
     """What intervals and tests of ``m`` values rest on, and the one rule that turns it into them.
 
     On the test scale with ``se g'(estimate)`` (the delta method's ``se`` for Monte Carlo, when known)
-    and t(``df``). A Monte Carlo rule with draws uses them as ``draws_interval`` says: ``"union"``
-    (bounded scale only) joins the draws' percentile interval, slid from their median to the
-    estimate; ``"extended"`` extends the interval by the draws' shift. Its test then inverts that
-    interval, and its statistic is the t with that p-value (:data:`FROM_P`).
+    and t(``df``). A Monte Carlo rule with draws uses them, row by row, as ``draws_interval`` says:
+    ``"union"`` (bounded scale only) joins the draws' percentile interval, slid from their median to
+    the estimate; ``"extended"`` extends the interval by the draws' shift. Its test then inverts that
+    interval, and its statistic is the t with that p-value (:data:`FROM_P`). Rows in ``delta_rows``
+    keep the delta method's Wald interval and test (``method="auto"`` judged them one by one). A
+    :data:`NULL_DRAWS` rule's draws are of ``(estimate - truth) / se`` under the test's null
+    (``"pivot"``): its intervals are ``estimate - se q`` at their quantiles, and its tests invert them.
     """
 
     estimates: np.ndarray
@@ -40,39 +48,47 @@ class InferenceRule:
     scale: str
     method: str
     draws: np.ndarray | None
-    draws_interval: str = UNION
+    draws_interval: np.ndarray
+    delta_rows: np.ndarray
+
+    def take(self, rows) -> InferenceRule:
+        """The rule of ``rows`` alone (their values and columns of draws)."""
+        rows = np.atleast_1d(np.asarray(rows, dtype=np.intp))
+        return InferenceRule(self.estimates[rows], self.std_errors[rows],
+                             None if self.delta_std_errors is None else self.delta_std_errors[rows], self.df[rows],
+                             self.bounds[rows], self.scale, self.method,
+                             None if self.draws is None else self.draws[:, rows], self.draws_interval[rows],
+                             self.delta_rows[rows])
 
     def row(self, k: int) -> InferenceRule:
         """The rule of row ``k`` alone (one value, its column of draws)."""
-        pick = slice(k, k + 1)
-        return InferenceRule(self.estimates[pick], self.std_errors[pick],
-                             None if self.delta_std_errors is None else self.delta_std_errors[pick], self.df[pick],
-                             self.bounds[pick], self.scale, self.method,
-                             None if self.draws is None else self.draws[:, pick], self.draws_interval)
+        return self.take([k])
 
     @property
-    def _uses(self) -> str | None:
-        """How the draws enter: ``UNION``, ``EXTENDED`` or None (a Wald interval)."""
-        if self.method != MONTE_CARLO or self.draws is None:
-            return None
-        if self.draws_interval == EXTENDED:
-            return EXTENDED
-        return UNION if self.scale == "bounded" else None
+    def uses(self) -> np.ndarray:
+        """How each row's draws enter: ``UNION``, ``EXTENDED`` or ``""`` (a Wald interval)."""
+        m = len(self.estimates)
+        if self.method not in (MONTE_CARLO, NULL_DRAWS) or self.draws is None:
+            return np.full(m, "", dtype=object)
+        kinds = np.where(self.draws_interval == EXTENDED, EXTENDED, UNION if self.scale == "bounded" else "")
+        kinds = np.where(self.draws_interval == PIVOT, PIVOT, kinds)
+        return np.where(self.delta_rows, "", kinds).astype(object)
 
     @property
     def tested_errors(self) -> np.ndarray:
         """The standard errors (on the statistic's own scale) the intervals and tests are built from: the
-        delta method's where a Monte Carlo rule uses its draws and has them, else ``std_errors``."""
-        use_delta = self._uses is not None and self.delta_std_errors is not None
-        return self.delta_std_errors if use_delta else self.std_errors
+        delta method's where a Monte Carlo row uses its draws or keeps the delta method, else ``std_errors``."""
+        if self.delta_std_errors is None:
+            return self.std_errors
+        uses = self.uses
+        use_delta = (uses == UNION) | (uses == EXTENDED) | self.delta_rows
+        return np.where(use_delta, self.delta_std_errors, self.std_errors)
 
     @property
     def statistic_kinds(self) -> np.ndarray:
         """What each row's test statistic is: :data:`PLAIN`, :data:`ATANH` or :data:`FROM_P`."""
-        if self._uses is not None:
-            return np.full(len(self.estimates), FROM_P, dtype=object)
         bounded = np.isfinite(self.bounds).all(axis=1) & (self.scale == "bounded")
-        return np.where(bounded, ATANH, PLAIN).astype(object)
+        return np.where(self.uses != "", FROM_P, np.where(bounded, ATANH, PLAIN)).astype(object)
 
     @property
     def _scale_errors(self) -> np.ndarray:
@@ -91,33 +107,52 @@ class InferenceRule:
         """Each row's test statistic and p-value, the draws asked once: the Wald statistic, or with draws the t
         whose p-value the test gives."""
         wald = self.wald_statistics(null_values)
-        if self._uses is None:
-            return wald, pvalue(wald, self.df, alternative)
         pvalues = self.pvalues(null_values, alternative)
-        return statistic_of_pvalue(pvalues, wald, self.df, alternative), pvalues
+        from_p = self.uses != ""
+        statistics = wald.copy()
+        statistics[from_p] = statistic_of_pvalue(pvalues[from_p], wald[from_p], self.df[from_p], alternative)
+        return statistics, pvalues
 
     def statistics(self, null_values, alternative: str) -> np.ndarray:
         """Each row's test statistic (see :meth:`tests`)."""
         return self.tests(null_values, alternative)[0]
 
     def pvalues(self, null_values, alternative: str) -> np.ndarray:
-        nulls = np.asarray(null_values, dtype=np.float64)
-        if self._uses == EXTENDED:
-            return extended_pvalues(self.estimates, self._scale_errors, self._shift, nulls, self.df, self.bounds,
-                                    self.scale, alternative)
-        if self._uses == UNION:
-            return union_pvalues(self.estimates, self._scale_errors, self.draws, nulls, self.df, self.bounds,
-                                 self.scale, alternative)
-        return pvalue(self.wald_statistics(nulls), self.df, alternative)
+        """Each row's p-value: the Wald test's, or the test that inverts the row's interval using its draws."""
+        nulls = np.broadcast_to(np.asarray(null_values, dtype=np.float64), self.estimates.shape)
+        result = np.array(pvalue(self.wald_statistics(nulls), self.df, alternative), dtype=np.float64)
+        for kind, rows in self._by_use():
+            part = self.take(rows)
+            if kind == PIVOT:
+                result[rows] = pivot_pvalues(part.estimates, part.tested_errors, part.draws, nulls[rows], alternative)
+            elif kind == EXTENDED:
+                result[rows] = extended_pvalues(part.estimates, part._scale_errors, part._shift, nulls[rows], part.df,
+                                                part.bounds, part.scale, alternative)
+            else:
+                result[rows] = union_pvalues(part.estimates, part._scale_errors, part.draws, nulls[rows], part.df,
+                                             part.bounds, part.scale, alternative)
+        return result
 
     def conf_int(self, confidence_level: float) -> np.ndarray:
-        if self._uses == EXTENDED:
-            return extended_intervals(self.estimates, self._scale_errors, self._shift, self.df, self.bounds,
-                                      self.scale, confidence_level)
-        if self._uses == UNION:
-            return union_intervals(self.estimates, self._scale_errors, self.draws, self.df, self.bounds, self.scale,
-                                   confidence_level)
-        return intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale, confidence_level)
+        """Each row's interval, ``(m, 2)``: the Wald interval, or the one its draws give as ``draws_interval`` says."""
+        result = np.array(intervals(self.estimates, self._scale_errors, self.df, self.bounds, self.scale,
+                                    confidence_level), dtype=np.float64).reshape(-1, 2)
+        for kind, rows in self._by_use():
+            part = self.take(rows)
+            if kind == PIVOT:
+                result[rows] = pivot_intervals(part.estimates, part.tested_errors, part.draws, confidence_level)
+            elif kind == EXTENDED:
+                result[rows] = extended_intervals(part.estimates, part._scale_errors, part._shift, part.df,
+                                                  part.bounds, part.scale, confidence_level)
+            else:
+                result[rows] = union_intervals(part.estimates, part._scale_errors, part.draws, part.df, part.bounds,
+                                               part.scale, confidence_level)
+        return result
+
+    def _by_use(self) -> list[tuple[str, np.ndarray]]:
+        """The rows that use their draws, by how (``UNION`` or ``EXTENDED``)."""
+        uses = self.uses
+        return [(kind, np.flatnonzero(uses == kind)) for kind in (UNION, EXTENDED, PIVOT) if (uses == kind).any()]
 
     def interval_lines(self) -> list[str]:
         """What a summary says about an interval that uses draws: how it is formed, and, for one value, where
@@ -125,12 +160,20 @@ class InferenceRule:
         where = "on atanh" if self.scale == "bounded" and np.isfinite(self.bounds).all() else ""
         which = "the delta method's" if self.delta_std_errors is not None else "the draws'"
         reference = "t" if np.isfinite(self.df).any() else "normal"
-        if self._uses == UNION:
+        uses = set(self.uses)
+        if uses == {""}:
+            return []
+        if uses == {PIVOT}:
+            return [f"Interval and test: the estimate less its standard error times the quantiles of the statistic "
+                    f"(estimate - null) / std err over {len(self.draws) // 2} draws under the null and their mirror "
+                    "images, the reference the equality test uses; the interval holds the nulls the test does not "
+                    "reject"]
+        if uses == {UNION}:
             return [f"Interval: the union of the {reference} interval around the estimate ({which} standard error) and "
                     "the draws' percentile interval, slid from the draws' median to the estimate (one piece; "
                     "docs/method.md 6.9)"]
-        if self._uses != EXTENDED:
-            return []
+        if uses != {EXTENDED}:
+            return [MIXED_INTERVALS]
         line = (f"Interval: the {reference} interval around the estimate ({which} standard error"
                 f"{', ' + where if where else ''})"
                 " extended by the draws' shift, up to 2 g(estimate) - g(median of the draws): the noise that moves "

@@ -29,7 +29,7 @@ from ..._docstrings import fill_doc
 from ..engine.rendering import column_lines, notes, parameter_frame, reference_line, render
 from .cosine import COSINE_BOUNDS, cosine_pair_gradients
 from ..engine.estimation import DEFAULT_METHOD, check_method, word_caveats
-from ..engine.intervals import bounds_of, check_alternative, check_scale, welch_satterthwaite
+from ..engine.intervals import UNION, bounds_of, check_alternative, check_scale, welch_satterthwaite
 from ..engine.results import DELTA, RECONSTRUCTION, InferenceResult
 from ..engine.rule import InferenceRule
 from .similarity import similarity
@@ -97,7 +97,8 @@ class SimilarityTests:
     @property
     def _delta_rule(self) -> InferenceRule:
         return InferenceRule(self.estimates, self.std_errors, None, self.df, bounds_of(COSINE_BOUNDS, len(self)),
-                             self.scale, DELTA, None)
+                             self.scale, DELTA, None, np.full(len(self), UNION, dtype=object),
+                             np.zeros(len(self), dtype=bool))
 
     def _by_row(self, delta_values: np.ndarray, row_value) -> np.ndarray:
         """Delta-method values, with the rows that drew vectors replaced by their own results' values."""
@@ -231,7 +232,8 @@ def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, nul
         A pair with an unusable word is refused, or left out and named.
     {n_draws}
     {random_state}
-        One generator serves every pair's draws.
+        Every pair is tested with it, so each row is :func:`similarity` of its pair with the same
+        ``random_state`` (a Generator gives one seed for all the pairs).
     {use_t}
     {scale}
     progress : bool, default=False
@@ -259,10 +261,11 @@ def similarity_tests(kv: EmbeddingWithCovariance, pairs: Sequence[tuple], *, nul
         return SimilarityTests(tuple(kept), names, estimates, np.sqrt(variances), df, (DELTA,) * len(kept),
                                ("delta method, as asked (method='delta')",) * len(kept), contributions,
                                float(null_value), alternative, scale, tuple(dropped), tuple(caveats))
-    generator = np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):  # one seed for every pair, so each reads as it would alone
+        random_state = int(random_state.integers(2**63))
     results: list[InferenceResult] = [
         similarity(kv, a, b, null_value=null_value, alternative=alternative, method=method, n_draws=n_draws,
-                   random_state=generator, use_t=use_t, scale=scale)
+                   random_state=random_state, use_t=use_t, scale=scale)
         for a, b in tqdm(kept, desc="similarity tests", unit="pair", disable=not progress)]
     return SimilarityTests(tuple(kept), names, np.array([r.estimate for r in results]),
                            np.array([r.std_error for r in results]), np.array([r.df for r in results]),

@@ -58,8 +58,9 @@ from statsmodels.stats.contrast import ContrastResults
 from ..._checks import DEFAULT_SEED, check_int
 from ..._docstrings import fill_doc
 from ..engine.rendering import render
-from ..engine.intervals import UNION, scale_derivative, to_scale, welch_satterthwaite
+from ..engine.intervals import PIVOT, UNION, scale_derivative, to_scale, welch_satterthwaite
 from ..engine.results import MONTE_CARLO, InferenceResult, ResultFamily
+from ..engine.rule import NULL_DRAWS
 from ..engine.shared_prior import common_prior, difference_variances, null_draws
 
 logger = logging.getLogger(__name__)
@@ -194,7 +195,10 @@ class ModelComparison:
 
         A difference is a Wald test with the errors of :attr:`std_errors`; where every model has Monte
         Carlo draws on the bounded scale it also asks the draws of the difference (each model's draws
-        paired with other random numbers than the other's), as a single result does.
+        paired with other random numbers than the other's), as a single result does. For models under
+        one prior with :attr:`null_draws`, the differences are of the values on the test scale (atanh of
+        a bounded value), tested against those draws as :meth:`equality` is, so for two models the two
+        tests agree (docs/method.md 6.19).
 
         Parameters
         ----------
@@ -207,13 +211,20 @@ class ModelComparison:
         for row, (i, j) in enumerate(pairs):
             weights[row, i], weights[row, j] = 1.0, -1.0
         names = [f"{self.labels[i]} - {self.labels[j]}" for i, j in pairs]
-        differences = self.linear(weights, names, f"pairwise differences of {self.statistic}", alternative)
+        if self.null_draws is not None:
+            differences = self._null_contrasts(weights, names,
+                                               f"pairwise differences of {self._on_test_scale(self.statistic)}",
+                                               alternative)
+        else:
+            differences = self.linear(weights, names, f"pairwise differences of {self.statistic}", alternative)
         return differences if correction is None else differences.correct(correction)
 
     def trend(self, covariate: Sequence[float] | None = None, alternative: str = "two-sided") -> InferenceResult:
         """The inverse-variance weighted slope of the values over ``covariate`` (per unit of it), tested against 0.
 
-        The weights are ``1 / se_i^2`` with the errors of :attr:`std_errors`.
+        The weights are ``1 / se_i^2`` with the errors of :attr:`std_errors`. For models under one prior with
+        :attr:`null_draws`, the slope is of the values on the test scale (atanh of a bounded value, weighed by
+        their errors there), tested against those draws as :meth:`equality` is (docs/method.md 6.19).
 
         Parameters
         ----------
@@ -226,13 +237,54 @@ class ModelComparison:
             raise ValueError("trend() needs a covariate: pass one, or give compare_models a covariate")
         if t.shape != (len(self.family),):
             raise ValueError(f"the covariate needs one value per model ({len(self.family)}), got shape {t.shape}")
-        w = 1.0 / self.std_errors**2
+        drawn = self.null_draws is not None
+        family = self.family
+        errors = self.std_errors * (scale_derivative(family.estimates, family.bounds, family.scale) if drawn else 1.0)
+        w = 1.0 / errors**2
         centred = t - (w * t).sum() / w.sum()
         spread = (w * centred**2).sum()
         if spread <= 0:
             raise ValueError("the covariate takes a single value: no trend can be estimated")
+        if drawn:
+            name = (f"trend of {self._on_test_scale(self.statistic)} per unit of the covariate (inverse-variance "
+                    "weighted)")
+            return self._null_contrasts((w * centred / spread)[None], [name], name, alternative)[0]
         name = f"trend of {self.statistic} per unit of the covariate (inverse-variance weighted)"
         return self.linear((w * centred / spread)[None], [name], name, alternative)[0]
+
+    def _on_test_scale(self, statistic: str) -> str:
+        """``statistic`` named on the scale the comparisons under one prior test it (atanh where bounded)."""
+        family = self.family
+        bounded = family.scale == "bounded" and np.isfinite(family.bounds).all()
+        return f"atanh({statistic})" if bounded and (family.bounds == (-1.0, 1.0)).all() else (
+            f"{statistic} on atanh of its range" if bounded else statistic)
+
+    def _null_contrasts(self, weights: np.ndarray, names: Sequence[str], name: str,
+                        alternative: str) -> ResultFamily:
+        """Contrasts ``weights @ z`` of the values on the test scale (each row of ``weights`` summing to 0) under one
+        prior, tested against the equality test's own reference: the statistic ``(c^T z - null) / se`` over the
+        :attr:`null_draws`, symmetrised (docs/method.md 6.19). For two models, ``pairwise()``'s two-sided p-value is
+        then ``equality()``'s to within 2.5 / n_draws (the equality test counts ``(1 + m) / (1 + n)``, the pivot
+        interpolates the mirrored draws' share).
+
+        ``se^2 = -c^T D c / 2`` with ``D`` the :attr:`difference_variances` (exact for contrasts).
+        """
+        family = self.family
+        weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+        z = to_scale(family.estimates, family.bounds, family.scale)
+        covariance = -0.5 * weights @ self.difference_variances @ weights.T
+        errors = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            pivots = np.where(errors > 0, (self.null_draws @ weights.T) / errors, 0.0)
+        n = len(self.null_draws)
+        return ResultFamily.of(
+            name, names, weights @ z, covariance, method=NULL_DRAWS,
+            method_reason=(f"tested against {n} draws of the fits under one truth (the equality test's reference), "
+                           f"on the scale every interval of the statistic is formed on "
+                           f"({self._on_test_scale(self.statistic)})"),
+            uncertainty=family.uncertainty, words=family.words, dropped=family.dropped,
+            dropped_noun=family.dropped_noun, draws=np.concatenate([pivots, -pivots]), draws_interval=PIVOT,
+            scale="linear", alternative=alternative)
 
     def linear(self, weights: np.ndarray, names: Sequence[str], name: str,
                alternative: str = "two-sided") -> ResultFamily:

@@ -115,6 +115,7 @@ def inference(result: InferenceResult) -> Record:
         record["variance_contributions"] = result.variance_contributions
         record["variance_by_word"] = frame(result.variance_by_word().to_frame())
     record["summary_frame"] = frame(result.summary_frame())
+    record["method_reason"] = result.method_reason
     record["statistic_kind"] = result.statistic_kind
     record["draws_std_error"] = result.draws_std_error
     return record
@@ -131,7 +132,7 @@ def family(result: ResultFamily) -> Record:
     """Several statistics: the rows' numbers, their joint covariance, Holm-adjusted p-values, intervals at
     95 % and 90 %, the summary frame."""
     record = {"name": result.name, "names": result.names, "method": result.method,
-              "draws_interval": result.draws_interval, "estimates": result.estimates,
+              "draws_interval": [str(kind) for kind in result.draws_interval], "estimates": result.estimates,
               "covariance": result.covariance, "std_errors": result.std_errors, "null_values": result.null_values,
               "statistics": result.statistics, "pvalues": result.pvalues,
               "pvalues_holm": result.correct("holm").pvalues_adjusted, "df": result.df, "bounds": result.bounds,
