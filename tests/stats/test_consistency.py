@@ -3,8 +3,9 @@
 Seeded random cases over words, pairs, alternatives, methods, nulls and confidence levels, on the default recipe's
 golden model (a posterior) and on the paper's (trained vectors): the one-sided p-values sum to 1, the two-sided one is
 twice the smaller, a p-value is at most alpha exactly when the null lies outside the (1 - alpha) interval (one-sided:
-beyond the matching end), the intervals are nested in the confidence level, and no statistic has the opposite sign
-of the estimate minus the null.
+beyond the matching end), the intervals are nested in the confidence level, no statistic has the opposite sign
+of the estimate minus the null, and ``std_error`` is ``bse``. The same for the pairwise differences and the trend of
+three golden fits under one prior, tested against the equality test's null draws.
 """
 
 from __future__ import annotations
@@ -54,6 +55,34 @@ def nulls_around(result, rng) -> list[float]:
     return [float(np.clip(x, bounds[0] + 1e-9, bounds[1] - 1e-9)) for x in picked]
 
 
+def assert_rules(name: str, make, nulls: list[float]) -> int:
+    """Rules 1 and 2 of issue 47 for one result (``make(null, alternative)``) at each null; the nulls checked."""
+    base = make(0.0, "two-sided")
+    assert base.std_error == base.bse, name
+    intervals = {level: base.conf_int(confidence_level=level) for level in LEVELS}
+    for smaller, larger in zip(LEVELS, LEVELS[1:]):  # nested in the level
+        assert intervals[larger][0] <= intervals[smaller][0] <= base.estimate <= intervals[smaller][1] \
+            <= intervals[larger][1], (name, smaller, larger)
+    for null in nulls:
+        results = {alternative: make(null, alternative) for alternative in ALTERNATIVES}
+        p = {alternative: r.pvalue for alternative, r in results.items()}
+        assert p["larger"] + p["smaller"] == pytest.approx(1.0, abs=1e-12), (name, null, p)
+        assert p["two-sided"] == pytest.approx(min(1.0, 2 * min(p["larger"], p["smaller"])), abs=1e-12), (name, p)
+        for alternative, result in results.items():
+            assert result.statistic * (result.estimate - null) >= 0, (name, null, alternative, result.statistic)
+        for level in LEVELS:
+            alpha = 1 - level
+            low, high = intervals[level]
+            if min(abs(null - low), abs(null - high)) < 1e-9:
+                continue
+            assert (p["two-sided"] <= alpha) == (not low <= null <= high), (name, null, level, p, (low, high))
+            one_sided = intervals.get(round(1 - 2 * alpha, 10))
+            if one_sided is not None and min(abs(null - one_sided[0]), abs(null - one_sided[1])) > 1e-9:
+                assert (p["larger"] <= alpha) == (null < one_sided[0]), (name, null, level)
+                assert (p["smaller"] <= alpha) == (null > one_sided[1]), (name, null, level)
+    return len(nulls)
+
+
 @pytest.mark.parametrize("model", ["posterior", "trained"])
 def test_p_values_intervals_and_statistics_of_one_result_fit_together(model):
     kv = glovev_ext.load_model(MODELS / model)[0]
@@ -61,27 +90,30 @@ def test_p_values_intervals_and_statistics_of_one_result_fit_together(model):
     checked = 0
     for name, make in cases(kv, 24, seed=5):
         base = make(0.0, "two-sided")
-        nulls = nulls_around(base, rng) if "-" not in name.split(")")[1] else [0.0]
-        intervals = {level: base.conf_int(confidence_level=level) for level in LEVELS}
-        for smaller, larger in zip(LEVELS, LEVELS[1:]):  # nested in the level
-            assert intervals[larger][0] <= intervals[smaller][0] <= base.estimate <= intervals[smaller][1] \
-                <= intervals[larger][1], (name, smaller, larger)
-        for null in nulls:
-            results = {alternative: make(null, alternative) for alternative in ALTERNATIVES}
-            p = {alternative: r.pvalue for alternative, r in results.items()}
-            assert p["larger"] + p["smaller"] == pytest.approx(1.0, abs=1e-12), (name, null, p)
-            assert p["two-sided"] == pytest.approx(min(1.0, 2 * min(p["larger"], p["smaller"])), abs=1e-12), (name, p)
-            for alternative, result in results.items():
-                assert result.statistic * (result.estimate - null) >= 0, (name, null, alternative, result.statistic)
-            for level in LEVELS:
-                alpha = 1 - level
-                low, high = intervals[level]
-                if min(abs(null - low), abs(null - high)) < 1e-9:
-                    continue
-                assert (p["two-sided"] <= alpha) == (not low <= null <= high), (name, null, level, p, (low, high))
-                one_sided = intervals.get(round(1 - 2 * alpha, 10))
-                if one_sided is not None and min(abs(null - one_sided[0]), abs(null - one_sided[1])) > 1e-9:
-                    assert (p["larger"] <= alpha) == (null < one_sided[0]), (name, null, level)
-                    assert (p["smaller"] <= alpha) == (null > one_sided[1]), (name, null, level)
-            checked += 1
+        checked += assert_rules(name, make, nulls_around(base, rng) if "-" not in name.split(")")[1] else [0.0])
+    assert checked > 60
+
+
+def test_comparisons_under_one_prior_fit_together_too():
+    """The pairwise differences and the trend of fits under one prior, tested against the null draws (a pivot)."""
+    parts = [glovev_ext.load_model(MODELS / part)[0] for part in ("first", "second", "third")]
+    shared = [w for w in parts[0].index_to_key
+              if all(w in kv.key_to_index and kv.has_covariance(w) for kv in parts)]
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(4):
+        a, b = rng.choice(shared, size=2, replace=False)
+        comparison = glovev_ext.compare_models([kv.similarity_test(a, b, n_draws=300) for kv in parts],
+                                               covariate=[1.0, 2.0, 3.0], n_draws=500)
+        assert comparison.null_draws is not None
+        for row in range(3):
+            def make(null, alternative, row=row):
+                family = comparison.pairwise(correction=None, alternative=alternative)
+                return family.replace(null_values=np.full(len(family), null))[row]
+            checked += assert_rules(f"pairwise {row} of cos({a}, {b})", make, nulls_around(make(0.0, "two-sided"), rng))
+
+        def trend(null, alternative):
+            result = comparison.trend(alternative=alternative)
+            return result.family.replace(null_values=[null])[0]
+        checked += assert_rules(f"trend of cos({a}, {b})", trend, nulls_around(trend(0.0, "two-sided"), rng))
     assert checked > 60
