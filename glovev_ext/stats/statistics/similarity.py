@@ -125,7 +125,8 @@ def nearest_neighbors(kv: EmbeddingWithCovariance, word, candidates: Sequence | 
     {n_draws}
         Also the draws of the ranks.
     {random_state}
-        One generator serves the similarities' draws and the ranks'.
+        Each word draws from its own stream of it, so a neighbour's row reads the same among 5 or among
+        10 neighbours, and as :func:`similarity` gives it; the ranks' draws take a seed of their own.
     {use_t}
     {scale}
     {progress}
