@@ -19,6 +19,7 @@ import glovev_ext
 from glovev_ext.cli import main
 from glovev_ext.stats import draw_values
 from glovev_ext.stats.engine import monte_carlo
+from glovev_ext.stats.engine.rule import MIXED_INTERVALS
 from glovev_ext.stats.engine.words import resolve
 
 MODELS = Path(__file__).resolve().parents[1] / "data" / "golden" / "models"
@@ -77,6 +78,12 @@ def test_each_row_of_a_family_is_the_statistic_computed_alone(kv, method, reques
         np.testing.assert_allclose(row.draws_std_error, alone.draws_std_error, rtol=1e-12)  # NaN for delta rows
     if method == "auto" and request.node.callspec.params["kv"] == "posterior":  # the paper's D = 8 model: all drawn
         assert len({family[k].method for k in range(len(pairs))}) == 2, "the cases should mix both methods"
+        # the family's table heads each row's statistic by its kind, and its summary says the intervals are mixed
+        frame, kept = family.summary_frame(), np.array([family[k].method == "delta method" for k in range(len(pairs))])
+        assert frame["t (atanh)"].notna().to_numpy().tolist() == kept.tolist()
+        assert frame["t (from p)"].notna().to_numpy().tolist() == (~kept).tolist()
+        assert frame["draws sd"].isna().to_numpy().tolist() == kept.tolist()
+        assert MIXED_INTERVALS in str(family.summary()) and family.method == "Monte Carlo"
 
 
 def test_neighbours_listed_among_5_or_among_10_read_the_same(kv):
