@@ -49,7 +49,7 @@ from .covariance import CONDITIONING_CHOICES, POINT_ESTIMATES, CovarianceStore, 
 from .covariance.factor import LOW_RANK_PLUS_DIAGONAL, packed_size
 from .glove.device import resolve_batch_size
 from .keyed_vectors import KeyedVectorsWithVariance
-from .pipeline import check_fit_params, fit_corpus, fit_metadata, sampling_description
+from .pipeline import HALVINGS_OF_GROUPS, check_fit_params, fit_corpus, fit_metadata, sampling_description
 from .atomic import atomic_path, check_writable
 from .saved_model import check_model_directory, load_model, save_model, upgrade_model
 from .stats import (DEFAULT_METHOD, DEFAULT_MISSING, DEFAULT_SEED, METHODS, MISSING_CHOICES, PAPER_RELATIONS, SCALES,
@@ -324,6 +324,9 @@ def _build_parser() -> argparse.ArgumentParser:
                           "of a file)")
     fit.add_argument("--group-column", metavar="NAME",
                      help="the column of a --groups table that names the groups (default: its first; e.g. author)")
+    fit.add_argument("--halvings", type=int, metavar="K",
+                     help="how many random halvings of the groups the noise calibration pools (default: "
+                          f"{HALVINGS_OF_GROUPS} with groups, 1 when each document is its own group)")
     fit.add_argument("--dask", nargs="?", const=_LOCAL_CLUSTER, type=_scheduler, metavar="SCHEDULER",
                      help="run counting, training and the posterior's passes on a Dask cluster (pip install "
                           "'glovev-ext[dask]'): the scheduler at this address (e.g. tcp://10.0.0.5:8786; its workers "
@@ -578,9 +581,10 @@ def _noise_scale_line(scale, groups: DocumentGroups | None) -> str:
         return "GloVe-V's own model (residual variances as fitted; not calibrated on split halves)"
     factors = [*scale.own.factors, *scale.pooled.factors]
     halves = "the documents" if groups is None else f"its {groups.describe()}"
+    halvings = "" if scale.n_halvings == 1 else f" (pooled over {scale.n_halvings} random halvings)"
     return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency, the factors "
-            f"by which two random halves of {halves} differ beyond GloVe-V's noise model (docs/method.md 6.13, "
-            "6.16)")
+            f"by which two random halves of {halves} differ beyond GloVe-V's noise model{halvings} (docs/method.md "
+            "6.13, 6.16, 6.20)")
 
 
 def _fit_groups(args: argparse.Namespace, corpus: LineCorpus) -> DocumentGroups | None:
@@ -753,7 +757,7 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
                                          f" (a stream: read once into {args.corpus_file}, removed after the fit)"))
         groups = _fit_groups(args, corpus)
         fitted = fit_corpus(corpus, vectorizer, estimator, groups=groups, calibrate_noise=not args.no_noise_calibration,
-                            progress=show_progress, source=source, output=args.output, overwrite=args.overwrite)
+                            n_halvings=args.halvings, progress=show_progress, source=source, output=args.output, overwrite=args.overwrite)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "

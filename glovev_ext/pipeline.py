@@ -18,7 +18,7 @@ import numpy as np
 from scipy import stats
 from sklearn.base import clone
 
-from ._checks import as_generator
+from ._checks import as_generator, check_int
 from ._deprecation import keywords_moved_to_objects
 from ._version import __version__
 from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroups, LineCorpus
@@ -32,6 +32,8 @@ from .atomic import check_free_space
 from .saved_model import MIN_FREE_BYTES, check_model_directory, save_model
 
 METADATA_VERSION = 1
+HALVINGS_OF_GROUPS = 3
+"""How many random halvings of the groups ``fit_corpus``'s noise calibration pools by default (docs/method.md 6.20)."""
 
 
 @dataclass
@@ -73,7 +75,7 @@ _OLD_ESTIMATOR_KEYWORDS = ("n_components", "epochs", "x_max", "alpha", "learning
                            estimator=(GloVeVEstimator, _OLD_ESTIMATOR_KEYWORDS))
 def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = None,
                estimator: GloVeVEstimator | None = None, *, groups=None, calibrate_noise: bool = True,
-               progress: bool = True, source: str | None = None, output: str | os.PathLike | None = None,
+               n_halvings: int | None = None, progress: bool = True, source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 
@@ -101,9 +103,14 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
         With ``point_estimate="posterior"`` and no ``noise_scale`` of the estimator's own: split the
         documents (or the ``groups``) at random into two halves (seeded by the estimator's
         ``random_state``), count each, and calibrate the noise scale on them
-        (``GloVeVEstimator.fit(X, halves=...)``, docs/method.md 6.13). The corpus is then read three
-        times, so it must be re-iterable (a list, a ``LineCorpus``, a gensim corpus), not a one-shot
+        (``GloVeVEstimator.fit(X, halves=...)``, docs/method.md 6.13). The corpus is then read once
+        more for each half, so it must be re-iterable (a list, a ``LineCorpus``, a gensim corpus), not a one-shot
         iterator. False keeps the model's own noise (and takes no ``groups``).
+    n_halvings : int, optional
+        How many random halvings the calibration pools (each one more count of the corpus's halves
+        and one more comparison of them; docs/method.md 6.20). By default
+        ``HALVINGS_OF_GROUPS`` (3) with ``groups``, whose halvings differ from one another by
+        10-35 % in their factors, and 1 without, where each document is its own group.
     progress : bool, default=True
         Show progress bars (it sets ``progress`` of both clones).
     source : str, optional
@@ -154,10 +161,11 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
     calibrate_noise = (bool(calibrate_noise) and estimator.point_estimate == "posterior"
                        and estimator.noise_scale is None)
     if calibrate_noise and isinstance(corpus, Iterator):
-        raise ValueError("calibrate_noise=True reads the corpus three times (all of it, then each random half), but "
+        raise ValueError("calibrate_noise=True reads the corpus more than once (all of it, then each random half), but "
                          "it is a one-shot iterator: pass a list, a LineCorpus or another re-iterable corpus, or "
                          "calibrate_noise=False")
     groups = _checked_groups(groups, corpus, calibrate_noise)
+    n_halvings = _checked_halvings(n_halvings, groups, calibrate_noise)
     target = None if output is None else check_model_directory(output, overwrite=overwrite)
     if vectorizer.max_memory is not None or estimator.max_memory is not None:  # both spill to TMPDIR
         check_free_space(tempfile.gettempdir(), MIN_FREE_BYTES, "the temporary files of a memory budget")
@@ -170,7 +178,8 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
             check_free_space(target, model_bytes(cooccurrence.shape[0], estimator.n_components,
                                                  estimator.covariance_dtype,
                                                  estimator.covariance_approximation is None), "the model")
-        halves = _random_halves(vectorizer, corpus, estimator.random_state, groups) if calibrate_noise else None
+        halves = (_random_halvings(vectorizer, corpus, estimator.random_state, groups, n_halvings)
+                  if calibrate_noise else None)
         seconds = {"count": time.perf_counter() - started}
         estimator.fit(cooccurrence, halves=halves, n_groups=None if groups is None else groups.n_groups)
         seconds.update(estimator.fit_seconds_)
@@ -225,23 +234,38 @@ def _checked_groups(groups, corpus: Iterable, calibrate_noise: bool) -> Document
     return groups
 
 
-def _random_halves(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state,
-                   groups: DocumentGroups | None = None) -> tuple:
-    """The co-occurrence matrices of two random halves of ``corpus``'s documents, in the fitted vocabulary: each
-    document in one with probability 1/2, or with ``groups``, half of the groups (``DocumentGroups.halves``).
+def _checked_halvings(n_halvings, groups: DocumentGroups | None, calibrate_noise: bool) -> int:
+    """``fit_corpus``'s ``n_halvings``, checked, or its default for ``groups``."""
+    if n_halvings is None:
+        return HALVINGS_OF_GROUPS if groups is not None else 1
+    n_halvings = check_int(n_halvings, "n_halvings", minimum=1)
+    if not calibrate_noise and n_halvings > 1:
+        raise ValueError(f"n_halvings={n_halvings} sets how many random halvings the noise calibration pools, and "
+                         "this fit calibrates nothing (calibrate_noise=False, a point_estimate other than "
+                         "'posterior', or the estimator's own noise_scale)")
+    return n_halvings
 
-    The split comes from a child of ``random_state``'s stream, so a :func:`~glovev_ext.split_half.split_half_check`
-    with the same seed checks the calibration on another split.
+
+def _random_halvings(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state,
+                     groups: DocumentGroups | None, n_halvings: int) -> tuple | list:
+    """The co-occurrence matrices of two random halves of ``corpus``'s documents, in the fitted vocabulary, once per
+    halving: each document in one with probability 1/2, or with ``groups``, half of the groups
+    (``DocumentGroups.halves``). One halving is a pair, several a list of pairs.
+
+    Halving ``k`` comes from the ``k``-th child of ``random_state``'s stream, so a
+    :func:`~glovev_ext.split_half.split_half_check` with the same seed (which draws from the stream itself)
+    checks the calibration on another split.
     """
-    generator = as_generator(random_state).spawn(1)[0]
-    if groups is None:
-        first = generator.random(vectorizer.n_documents_) < 0.5
-    else:
-        first = groups.halves(generator)
-    if isinstance(corpus, LineCorpus):  # a corpus a Dask cluster's workers can read for themselves
-        return tuple(vectorizer.transform(DocumentSubset(corpus, first == side)) for side in (True, False))
-    return tuple(vectorizer.transform(document for document, in_first in zip(corpus, first) if in_first == side)
-                 for side in (True, False))
+    halvings = []
+    for generator in as_generator(random_state).spawn(n_halvings):
+        first = generator.random(vectorizer.n_documents_) < 0.5 if groups is None else groups.halves(generator)
+        if isinstance(corpus, LineCorpus):  # a corpus a Dask cluster's workers can read for themselves
+            pair = tuple(vectorizer.transform(DocumentSubset(corpus, first == side)) for side in (True, False))
+        else:
+            pair = tuple(vectorizer.transform(document for document, in_first in zip(corpus, first)
+                                              if in_first == side) for side in (True, False))
+        halvings.append(pair)
+    return halvings[0] if n_halvings == 1 else halvings
 
 
 def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: CooccurrenceVectorizer | None,

@@ -8,7 +8,7 @@ import shutil
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -283,7 +283,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         # scikit-learn deep-copies parameters; a Dask client must be shared instead.
         return clone_sharing_client(self)
 
-    def fit(self, X, y=None, *, halves: tuple | None = None, n_groups: int | None = None) -> GloVeVEstimator:
+    def fit(self, X, y=None, *, halves: tuple | list | None = None,
+            n_groups: int | None = None) -> GloVeVEstimator:
         """Train GloVe on ``X`` (unless ``pretrained``) and compute every word's covariance.
 
         Parameters
@@ -293,11 +294,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             ``word_counts_``).
         y : None
             Ignored.
-        halves : (matrix, matrix), optional
+        halves : (matrix, matrix) or list of them, optional
             ``point_estimate="posterior"``: the co-occurrence matrices of two random halves of the
             corpus's documents, or of the groups they come in (books, authors: the unit the
             intervals then describe resampling, docs/method.md 6.16), in ``X``'s vocabulary (``X``
-            is their sum). The noise scale
+            is their sum); or a list of such pairs, one per random halving, which the calibration
+            pools (docs/method.md 6.20). The noise scale
             ``noise_scale_`` is calibrated on them before the final posteriors
             (docs/method.md 6.13); :func:`~glovev_ext.fit_corpus` passes them.
         n_groups : int, optional
@@ -543,14 +545,24 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                              f"point_estimate={self.point_estimate!r} keeps the model's own noise")
         if self.noise_scale is not None:
             raise ValueError("give fit halves to calibrate the noise scale, or the estimator a noise_scale, not both")
-        if len(halves) != 2:
-            raise ValueError(f"halves must be two co-occurrence matrices, got {len(halves)}")
-        checked = tuple(check_cooccurrence(half, name=f"halves[{k}]") for k, half in enumerate(halves))
-        for k, half in enumerate(checked):
-            if half.shape != matrix.shape:
-                raise ValueError(f"halves[{k}] has shape {half.shape}; the halves must be in X's vocabulary, "
-                                 f"shape {matrix.shape}")
-        return _Halves(checked, n_groups)
+        if isinstance(halves, tuple | list) and not halves:
+            raise ValueError("halves is empty: give two co-occurrence matrices, or a list of such pairs")
+        # a list (or tuple) of pairs is several halvings; two matrices are one
+        several = isinstance(halves, tuple | list) and all(isinstance(pair, tuple | list) for pair in halves)
+        halvings = list(halves) if several else [halves]
+        checked = []
+        for h, pair in enumerate(halvings):
+            name = f"halves[{h}]" if several else "halves"
+            if not isinstance(pair, tuple | list) or len(pair) != 2:
+                count = len(pair) if isinstance(pair, tuple | list) else type(pair).__name__
+                raise ValueError(f"{name} must be two co-occurrence matrices (a pair), got {count}")
+            pair = tuple(check_cooccurrence(half, name=f"{name}[{k}]") for k, half in enumerate(pair))
+            for k, half in enumerate(pair):
+                if half.shape != matrix.shape:
+                    raise ValueError(f"{name}[{k}] has shape {half.shape}; the halves must be in X's vocabulary, "
+                                     f"shape {matrix.shape}")
+            checked.append(pair)
+        return _Halves(tuple(checked), n_groups)
 
     def _fitter_options(self) -> dict:
         return {"context_vectors": self.context_embedding_, "context_biases": self.context_bias_,
@@ -649,17 +661,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         own = optima.sigma2[np.isfinite(optima.sigma2)]
         self._fallback_sigma2 = float(np.median(own)) if own.size else np.nan
         if halves is not None:
-            halves, n_groups = halves
-            prior = optima.prior(self.prior_strength)
-            comparison = self._compare_halves(halves, prior, None, n_jobs, client)
-            self.noise_scale_ = noise_scale_from(comparison)
-            if not self.noise_scale_.is_identity:  # the statistic does not fall in proportion: compare again
-                logger.info("GloVe-V noise scale, first comparison: %s", self.noise_scale_)
-                self.noise_scale_ = self.noise_scale_.refined(
-                    self._compare_halves(halves, prior, self.noise_scale_, n_jobs, client))
-            self.noise_scale_ = self.noise_scale_.of_groups(n_groups)
-            logger.info("GloVe-V noise scale from two random halves (%d words in both): %s", comparison.total.size,
-                        self.noise_scale_)
+            self.noise_scale_ = self._calibrated_scale(halves, optima.prior(self.prior_strength), n_jobs, client)
         else:
             self.noise_scale_ = self.noise_scale if self.noise_scale is not None else NoiseScale.identity()
         if self.max_memory is not None and halves is None:  # with halves, each comparison has handed it back
@@ -676,6 +678,21 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
                     int((posteriors.prior_share > 0.5).sum()), len(posteriors.prior_share))
         return posteriors.covariance
 
+    def _calibrated_scale(self, halves: _Halves, prior: GaussianPrior, n_jobs: int, client) -> NoiseScale:
+        """The noise scale from each halving's first comparison, pooled, and the first halving's refinement."""
+        comparisons = [self._compare_halves(pair, prior, None, n_jobs, client) for pair in halves.matrices]
+        first = noise_scale_from(comparisons[0])
+        scale = first
+        if not first.is_identity:  # the statistic does not fall in proportion: compare again
+            logger.info("GloVe-V noise scale, first comparison: %s", first)
+            scale = first.refined(self._compare_halves(halves.matrices[0], prior, first, n_jobs, client))
+            if len(comparisons) > 1:
+                scale = noise_scale_from(HalfComparison.joined(comparisons)).corrected(first, scale)
+        scale = replace(scale, n_groups=halves.n_groups, n_halvings=len(comparisons))
+        logger.info("GloVe-V noise scale from %d random halving(s) (%d words in both halves of the first): %s",
+                    len(comparisons), comparisons[0].total.size, scale)
+        return scale
+
     def _compare_halves(self, halves: tuple, prior: GaussianPrior, noise_scale: NoiseScale | None, n_jobs: int,
                         client) -> HalfComparison:
         comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
@@ -686,7 +703,7 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
 
 class _Halves(NamedTuple):
-    """``fit``'s checked halves and how many groups they split (None: documents)."""
+    """``fit``'s checked halves, one pair per halving, and how many groups they split (None: documents)."""
 
     matrices: tuple
     n_groups: int | None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 
@@ -104,11 +104,14 @@ class NoiseScale:
         was its own group. ``G`` groups say only so much about how groups vary, so every row scaled
         by this calibration has at most ``G - 1`` reference degrees of freedom (:attr:`max_dof`), as
         cluster-robust errors do (docs/method.md 6.16).
+    n_halvings : int
+        How many random halvings of the documents or groups the calibration pooled (:meth:`corrected`).
     """
 
     own: ScaleCurve
     pooled: ScaleCurve
     n_groups: int | None = None
+    n_halvings: int = 1
 
     @classmethod
     def identity(cls) -> NoiseScale:
@@ -123,6 +126,32 @@ class NoiseScale:
     def of_groups(self, n_groups: int | None) -> NoiseScale:
         """This scale, calibrated on halves of ``n_groups`` groups (None: of documents)."""
         return replace(self, n_groups=n_groups)
+
+    def corrected(self, first: NoiseScale, refined: NoiseScale) -> NoiseScale:
+        """Correct this scale, a first comparison of several halvings pooled, by ``refined`` over ``first``.
+
+        How the halves' statistic responds to the scale (:meth:`refined`) is a property of the model
+        that one halving measures; the level is what varies from halving to halving, and the pooled
+        first comparison measures it (docs/method.md 6.20).
+
+        Parameters
+        ----------
+        first : NoiseScale
+            One halving's first comparison (the model's own noise).
+        refined : NoiseScale
+            The same halving's scale after its second comparison.
+
+        Returns
+        -------
+        NoiseScale
+            This scale's knots and counts, each factor multiplied by ``refined`` over ``first``
+            there (for its kind of row).
+        """
+        curves = []
+        for curve, pooled in ((self.own, False), (self.pooled, True)):
+            totals = np.exp(curve.log_totals)
+            curves.append(replace(curve, factors=curve.factors * refined(totals, pooled) / first(totals, pooled)))
+        return replace(self, own=curves[0], pooled=curves[1])
 
     @property
     def is_identity(self) -> bool:
@@ -169,13 +198,21 @@ class NoiseScale:
     def to_dict(self) -> dict:
         """The knots as plain lists (for a model's metadata)."""
         knots = {"own": self.own.to_dict(), "pooled": self.pooled.to_dict()}
-        return knots if self.n_groups is None else {**knots, "n_groups": int(self.n_groups)}
+        if self.n_groups is not None:
+            knots["n_groups"] = int(self.n_groups)
+        if self.n_halvings > 1:
+            knots["n_halvings"] = int(self.n_halvings)
+        return knots
 
     def __str__(self) -> str:
         if self.is_identity:
             return "1 (the model's own noise)"
-        groups = "" if self.n_groups is None else f" (halves of {self.n_groups} groups: at most {self.n_groups - 1} df)"
-        return f"own s2: {self.own}; pooled s2: {self.pooled}{groups}"
+        halves = "halves" if self.n_halvings == 1 else f"{self.n_halvings} halvings"
+        if self.n_groups is not None:
+            halves = f" ({halves} of {self.n_groups} groups: at most {self.n_groups - 1} df)"
+        else:
+            halves = "" if self.n_halvings == 1 else f" ({halves} of the documents)"
+        return f"own s2: {self.own}; pooled s2: {self.pooled}{halves}"
 
 
 @dataclass(frozen=True)
@@ -189,6 +226,22 @@ class HalfComparison:
     expected: np.ndarray
     pooled: np.ndarray
     own: np.ndarray
+
+    @classmethod
+    def joined(cls, comparisons: Sequence[HalfComparison]) -> HalfComparison:
+        """The comparisons of several halvings as one.
+
+        Parameters
+        ----------
+        comparisons : sequence of HalfComparison
+            One per halving.
+
+        Returns
+        -------
+        HalfComparison
+            Their words one after the other (a word compared in each halving is in it once per halving).
+        """
+        return cls(*(np.concatenate([getattr(c, name) for c in comparisons]) for name in cls.__dataclass_fields__))
 
 
 def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_options: dict, prior: GaussianPrior,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -59,6 +61,57 @@ def test_a_scale_calibrated_on_halves_of_groups_caps_the_degrees_of_freedom_and_
     assert str(books) == "own s2: 2.00 at 10; pooled s2: - (halves of 38 groups: at most 37 df)"
     np.testing.assert_array_equal(books(np.array([5.0, 50.0])), documents(np.array([5.0, 50.0])))
     assert books.refined(residual(1.0)).n_groups == 38  # a second comparison keeps the unit
+
+
+def test_several_halvings_pool_their_first_comparisons_and_take_the_first_halvings_refinement():
+    first = NoiseScale(ScaleCurve(np.log([10.0, 100.0]), np.array([2.0, 3.0]), np.array([60, 60])),
+                       ScaleCurve(np.log([5.0]), np.array([4.0]), np.array([60])))
+    refined = NoiseScale(ScaleCurve(np.log([12.0, 90.0]), np.array([2.5, 3.3]), np.array([60, 60])),
+                         ScaleCurve.empty())  # no pooled curve: its rows take the own curve
+    pooled = NoiseScale(ScaleCurve(np.log([8.0, 30.0, 200.0]), np.array([1.8, 2.6, 3.5]), np.array([90, 90, 90])),
+                        ScaleCurve(np.log([6.0]), np.array([3.0]), np.array([90])))
+    corrected = pooled.corrected(first, refined)
+    at = np.array([8.0, 30.0, 200.0])
+    by_hand = np.array([1.8, 2.6, 3.5]) * (np.interp(np.log(at), np.log([12.0, 90.0]), [2.5, 3.3])
+                                            / np.interp(np.log(at), np.log([10.0, 100.0]), [2.0, 3.0]))
+    np.testing.assert_allclose(corrected.own.factors, by_hand, rtol=1e-12)
+    np.testing.assert_allclose(corrected.pooled.factors,
+                               [3.0 * np.interp(np.log(6.0), np.log([12.0, 90.0]), [2.5, 3.3]) / 4.0], rtol=1e-12)
+    np.testing.assert_array_equal(corrected.own.log_totals, pooled.own.log_totals)
+    np.testing.assert_array_equal(corrected.own.n_words, pooled.own.n_words)
+    several = replace(corrected, n_groups=38, n_halvings=3)
+    assert several.to_dict()["n_halvings"] == 3 and "n_halvings" not in corrected.to_dict()
+    assert str(several).endswith("(3 halvings of 38 groups: at most 37 df)")
+    assert str(replace(corrected, n_halvings=2)).endswith("(2 halvings of the documents)")
+    comparisons = [HalfComparison(*(np.arange(3.0) + k for _ in range(3)), np.array([True, False, True]),
+                                  np.array([False, True, False])) for k in range(2)]
+    joined = HalfComparison.joined(comparisons)
+    np.testing.assert_array_equal(joined.total, [0.0, 1.0, 2.0, 1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(joined.pooled, [True, False, True] * 2)
+
+
+def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_model, embedded_cooccurrence, halves,
+                                                                  embedded_vectorizer):
+    documents = list(glovev_ext.load_default_corpus(max_documents=6000))
+    first = np.random.default_rng(6).random(len(documents)) < 0.5
+    other = tuple(embedded_vectorizer.transform([d for d, a in zip(documents, first) if a == side])
+                  for side in (True, False))
+    model, X = posterior_model, embedded_cooccurrence
+    common = (options(model), model.prior_, model._fallback_sigma2)
+    comparisons = [compare_half_rows(pair, *common) for pair in (halves, other)]
+    one = noise_scale_from(comparisons[0])
+    refined = one.refined(compare_half_rows(halves, *common, noise_scale=one))
+    by_pieces = noise_scale_from(HalfComparison.joined(comparisons)).corrected(one, refined)
+    pooled = clone(model).fit(X, halves=[halves, other]).noise_scale_
+    assert pooled.n_halvings == 2 and pooled.n_groups is None
+    for curve, expected in ((pooled.own, by_pieces.own), (pooled.pooled, by_pieces.pooled)):
+        np.testing.assert_allclose(curve.factors, expected.factors, rtol=1e-10)
+        np.testing.assert_allclose(curve.log_totals, expected.log_totals, rtol=1e-12)
+    # a list of one pair is that pair, and so is a list of two matrices
+    alone = clone(model).fit(X, halves=halves).noise_scale_
+    assert clone(model).fit(X, halves=[halves]).noise_scale_.to_dict() == alone.to_dict() != pooled.to_dict()
+    assert clone(model).fit(X, halves=list(halves)).noise_scale_.to_dict() == alone.to_dict()
+    np.testing.assert_allclose(alone.own.factors, refined.own.factors, rtol=1e-10)
 
 
 def test_n_groups_goes_with_halves(posterior_model, embedded_cooccurrence, halves):
@@ -289,8 +342,14 @@ def test_halves_and_scales_that_cannot_be_used_are_refused(posterior_model, smal
     scale = NoiseScale(ScaleCurve(np.log([10.0]), np.array([2.0]), np.array([60])), ScaleCurve.empty())
     with pytest.raises(ValueError, match="or the estimator a noise_scale, not both"):
         clone(posterior_model).set_params(noise_scale=scale).fit(X, halves=halves)
-    with pytest.raises(ValueError, match="halves must be two co-occurrence matrices, got 1"):
+    with pytest.raises(ValueError, match=r"halves must be two co-occurrence matrices \(a pair\), got 1"):
         clone(posterior_model).fit(X, halves=halves[:1])
+    with pytest.raises(ValueError, match=r"halves\[1\] must be two co-occurrence matrices \(a pair\), got 3"):
+        clone(posterior_model).fit(X, halves=[halves, (*halves, halves[0])])
+    with pytest.raises(ValueError, match="halves is empty"):
+        clone(posterior_model).fit(X, halves=[])
+    with pytest.raises(ValueError, match=r"halves\[1\]\[0\] has shape \(4, 4\)"):
+        clone(posterior_model).fit(X, halves=[halves, (sp.identity(4, format="csr"), halves[1])])
     with pytest.raises(ValueError, match=r"halves\[1\] has shape \(4, 4\); the halves must be in X's vocabulary"):
         clone(posterior_model).fit(X, halves=(halves[0], sp.identity(4, format="csr")))
     with pytest.raises(ValueError, match=r"Negative values in data: halves\[0\]"):
@@ -304,7 +363,7 @@ def test_halves_and_scales_that_cannot_be_used_are_refused(posterior_model, smal
 def test_fit_corpus_refuses_a_one_shot_corpus_it_must_read_three_times():
     documents = glovev_ext.load_default_corpus(max_documents=50)
     estimator = glovev_ext.GloVeVEstimator(n_components=4, epochs=1)
-    with pytest.raises(ValueError, match="reads the corpus three times .* it is a one-shot iterator"):
+    with pytest.raises(ValueError, match="reads the corpus more than once .* it is a one-shot iterator"):
         glovev_ext.fit_corpus(iter(documents), estimator=estimator, progress=False)
     fitted = glovev_ext.fit_corpus(iter(documents), estimator=estimator, calibrate_noise=False, progress=False)
     assert fitted.estimator.noise_scale_.is_identity
