@@ -139,6 +139,22 @@ def test_the_grouped_split_is_reproducible_and_differs_from_the_checks(books):
     assert not np.array_equal(calibration, check) and not np.array_equal(calibration, ~check)
 
 
+def test_each_halving_comes_from_its_own_child_of_the_seed_and_the_first_is_the_one_halving(books):
+    from glovev_ext.pipeline import _random_halvings
+    documents, labels = books
+    groups = glovev_ext.DocumentGroups.from_labels(labels)
+    vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=5, n_jobs=1, progress=False).fit(documents)
+    halvings = _random_halvings(vectorizer, documents, 0, groups, 3)
+    masks = [groups.halves(child) for child in np.random.default_rng(0).spawn(3)]
+    assert len(halvings) == 3 and len({mask.tobytes() for mask in masks}) == 3
+    for pair, mask in zip(halvings, masks):
+        for half, side in zip(pair, (True, False)):
+            counted = vectorizer.transform([d for d, a in zip(documents, mask) if a == side])
+            np.testing.assert_array_equal(half.toarray(), counted.toarray())
+    one = _random_halvings(vectorizer, documents, 0, groups, 1)  # a pair, the first halving's
+    assert isinstance(one, tuple) and all((a != b).nnz == 0 for a, b in zip(one, halvings[0]))
+
+
 # The command line: --groups, --group-column, the corpora's own groups, and what the report and info say.
 
 def cli(capsys, *args) -> tuple[int, str, str]:
