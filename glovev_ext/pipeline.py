@@ -109,8 +109,9 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
     n_halvings : int, optional
         How many random halvings the calibration pools (each one more count of the corpus's halves
         and one more comparison of them; docs/method.md 6.20). By default
-        ``HALVINGS_OF_GROUPS`` (3) with ``groups``, whose halvings differ from one another by
-        10-35 % in their factors, and 1 without, where each document is its own group.
+        ``HALVINGS_OF_GROUPS`` (3) with ``groups``, where one halving's factors are a noisy draw
+        (with 38 books their standard deviation between halvings is 5-32 % of their mean), and 1
+        without, where each document is its own group.
     progress : bool, default=True
         Show progress bars (it sets ``progress`` of both clones).
     source : str, optional
