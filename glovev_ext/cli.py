@@ -757,7 +757,8 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
                                          f" (a stream: read once into {args.corpus_file}, removed after the fit)"))
         groups = _fit_groups(args, corpus)
         fitted = fit_corpus(corpus, vectorizer, estimator, groups=groups, calibrate_noise=not args.no_noise_calibration,
-                            n_halvings=args.halvings, progress=show_progress, source=source, output=args.output, overwrite=args.overwrite)
+                            n_halvings=args.halvings, progress=show_progress, source=source, output=args.output,
+                            overwrite=args.overwrite)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "

@@ -75,7 +75,8 @@ _OLD_ESTIMATOR_KEYWORDS = ("n_components", "epochs", "x_max", "alpha", "learning
                            estimator=(GloVeVEstimator, _OLD_ESTIMATOR_KEYWORDS))
 def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = None,
                estimator: GloVeVEstimator | None = None, *, groups=None, calibrate_noise: bool = True,
-               n_halvings: int | None = None, progress: bool = True, source: str | None = None, output: str | os.PathLike | None = None,
+               n_halvings: int | None = None, progress: bool = True, source: str | None = None,
+               output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 

@@ -682,12 +682,14 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         """The noise scale from each halving's first comparison, pooled, and the first halving's refinement."""
         comparisons = [self._compare_halves(pair, prior, None, n_jobs, client) for pair in halves.matrices]
         first = noise_scale_from(comparisons[0])
-        scale = first
-        if not first.is_identity:  # the statistic does not fall in proportion: compare again
+        pooled = first if len(comparisons) == 1 else noise_scale_from(HalfComparison.joined(comparisons))
+        if first.is_identity:  # too few words in one halving to refine with: the pooled first comparison as it is
+            scale = pooled
+        else:  # the statistic does not fall in proportion: compare again
             logger.info("GloVe-V noise scale, first comparison: %s", first)
             scale = first.refined(self._compare_halves(halves.matrices[0], prior, first, n_jobs, client))
             if len(comparisons) > 1:
-                scale = noise_scale_from(HalfComparison.joined(comparisons)).corrected(first, scale)
+                scale = pooled.corrected(first, scale)
         scale = replace(scale, n_groups=halves.n_groups, n_halvings=len(comparisons))
         logger.info("GloVe-V noise scale from %d random halving(s) (%d words in both halves of the first): %s",
                     len(comparisons), comparisons[0].total.size, scale)

@@ -175,7 +175,8 @@ def test_fit_with_a_file_of_labels_and_with_a_table_says_what_the_intervals_desc
     assert status == 0, err
     metadata = glovev_ext.load_model(tmp_path / "m")[1]
     assert metadata["sampling"] == {"unit": "groups", "n_groups": 20}
-    assert "two random halves of its 20 groups differ beyond GloVe-V's noise model (pooled over 3 random halvings)" in out
+    assert ("two random halves of its 20 groups differ beyond GloVe-V's noise model (pooled over 3 random halvings)"
+            in out)
     assert metadata["glove"]["noise_scale"]["n_halvings"] == 3
     assert "sampling: intervals describe resampling groups: 20 groups" in out.splitlines()
     status, out, _ = cli(capsys, "info", tmp_path / "m")
@@ -189,7 +190,8 @@ def test_fit_with_a_file_of_labels_and_with_a_table_says_what_the_intervals_desc
     assert glovev_ext.load_model(tmp_path / "a")[1]["sampling"] == {"unit": "authors", "n_groups": 12}
     status, out, err = cli(capsys, "fit", corpus_file, "--groups", "documents", "--output", tmp_path / "d", *FIT)
     assert status == 0 and "sampling: intervals describe resampling documents: 4,000 groups" in out
-    assert "halvings" not in out and "n_halvings" not in glovev_ext.load_model(tmp_path / "d")[1]["glove"]["noise_scale"]
+    assert "halvings" not in out
+    assert "n_halvings" not in glovev_ext.load_model(tmp_path / "d")[1]["glove"]["noise_scale"]
     status, out, err = cli(capsys, "fit", corpus_file, "--halvings", "2", "--output", tmp_path / "d2", *FIT)
     assert status == 0 and "(pooled over 2 random halvings)" in out
     status, out, err = cli(capsys, "fit", corpus_file, "--no-noise-calibration", "--output", tmp_path / "n", *FIT)
