@@ -5,7 +5,7 @@ Usage: python bench/split_half.py [--corpus embedded|gutenberg_us_10m|gutenberg_
                                   [--no-noise-calibration] [--n-pairs 300] [--seed 0] [--informative]
                                   [--save-model DIR] [--groups documents|books|authors]
                                   [--check-by documents|books|authors] [--check-seeds S [S ...]]
-                                  [--halvings K]
+                                  [--halvings K] [--no-concentration]
 
 Fits the corpus (``fit_corpus`` with the given D, epochs and point estimate; the shared corpora fall
 back to the embedded one when ../shared/data is absent), splits its documents at random into two
@@ -25,7 +25,10 @@ calibration splits (``fit_corpus(groups=)``: books or authors of the corpus's ma
 document its own group), ``--check-by`` the unit the check splits (default: the same), and each of
 ``--check-seeds`` draws one check's halves and pairs (default: ``--seed`` alone; the calibration's split
 is drawn from a child of ``--seed``'s stream, so no check repeats it). ``--halvings`` is how many
-random halvings the calibration pools (``fit_corpus(n_halvings=)``; default 3 with groups, 1 without).
+random halvings the calibration pools (``fit_corpus(n_halvings=)``; default 3 with groups, 1 without);
+``--no-concentration`` scales each row by its total only (``fit_corpus(by_concentration=False)``). With
+groups, each check also prints, for the words seen 100 times or more, the ratio by quintile of their
+concentration over the groups (``GloVeVEstimator.group_concentration_``, docs/method.md 6.21).
 About 4-5 minutes for the embedded corpus at the defaults on 2 cores (most of it the 1,500 pairs' tests);
 gutenberg_us_31m at D = 100, 15 epochs takes 1.5-2 hours.
 """
@@ -34,6 +37,9 @@ from __future__ import annotations
 
 import argparse
 import time
+
+import numpy as np
+import pandas as pd
 
 from _data import corpus, corpus_groups
 from prior_sweeps import band_half_widths, informativeness, quality
@@ -62,6 +68,8 @@ def main() -> None:
     parser.add_argument("--check-by", choices=units, help="the check's unit (default: --groups)")
     parser.add_argument("--check-seeds", type=int, nargs="+", help="one check per seed (default: --seed)")
     parser.add_argument("--halvings", type=int, help="random halvings the calibration pools (fit_corpus(n_halvings=))")
+    parser.add_argument("--no-concentration", action="store_true",
+                        help="scale rows by their total only (fit_corpus(by_concentration=False))")
     options = parser.parse_args()
     name, documents = corpus(options.corpus)
     documents = list(documents)
@@ -73,7 +81,8 @@ def main() -> None:
                                            point_estimate=options.point_estimate, prior_strength=options.prior_strength,
                                            n_sweeps=options.sweeps, random_state=options.seed)
     fitted = glovev_ext.fit_corpus(documents, estimator=estimator, calibrate_noise=not options.no_noise_calibration,
-                                   groups=groups, n_halvings=options.halvings, progress=False,
+                                   groups=groups, n_halvings=options.halvings,
+                                   by_concentration=not options.no_concentration, progress=False,
                                    output=options.save_model)
     fitting = time.perf_counter() - started
     if options.informative:
@@ -85,12 +94,32 @@ def main() -> None:
              + (f" ({groups.n_groups} groups)" if groups is not None else "")
              + f", noise scale {fitted.estimator.noise_scale_}" if options.point_estimate == "posterior" else "")
           + f"); fit {fitting:.0f} s", flush=True)
+    concentration = None
     for seed in options.check_seeds or [options.seed]:
         started = time.perf_counter()
         check = split_half_check(fitted, documents, groups=check_groups, n_pairs=options.n_pairs, random_state=seed,
                                  progress=False)
         print(f"check: halves of the {check_by}, seed {seed}; split halves {time.perf_counter() - started:.0f} s")
         print(check, flush=True)
+        if check_groups is not None:
+            if concentration is None:
+                concentration = glovev_ext.counting.group_concentration(
+                    fitted.vectorizer.count_by_group(documents, check_groups))
+            print(_by_concentration(check, fitted.vectorizer.vocabulary_, concentration), flush=True)
+
+
+def _by_concentration(check, vocabulary: dict, concentration: np.ndarray) -> str:
+    """The ratio of the words seen 100 times or more by quintile of their ``concentration`` over the groups."""
+    words = check.words[check.words["count"] >= 100]
+    words = words[np.isfinite(words["expected"])]
+    x = concentration[[vocabulary[w] for w in words.index]]
+    quintile = pd.qcut(x, 5)
+    table = words.groupby(quintile, observed=True).agg(words=("wald_per_dim", "size"), wald=("wald_per_dim", "mean"),
+                                                       expected=("expected", "mean"))
+    table["ratio"] = table["wald"] / table["expected"]
+    table.index = [f"{1 / i.right:.1f}-{1 / i.left:.1f}" for i in table.index]
+    return ("words seen 100+ by effective number of groups (1 / concentration): ratio "
+            + " / ".join(f"{r:.2f} ({n_eff})" for n_eff, r in table["ratio"].items()))
 
 
 if __name__ == "__main__":

@@ -327,6 +327,9 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--halvings", type=int, metavar="K",
                      help="how many random halvings of the groups the noise calibration pools (default: "
                           f"{HALVINGS_OF_GROUPS} with groups, 1 when each document is its own group)")
+    fit.add_argument("--no-concentration", action="store_true",
+                     help="with groups, scale each word's residual variance by its frequency only, not also by how "
+                          "concentrated it is in few groups (the calibration of glovev-ext 0.3; docs/method.md 6.21)")
     fit.add_argument("--dask", nargs="?", const=_LOCAL_CLUSTER, type=_scheduler, metavar="SCHEDULER",
                      help="run counting, training and the posterior's passes on a Dask cluster (pip install "
                           "'glovev-ext[dask]'): the scheduler at this address (e.g. tcp://10.0.0.5:8786; its workers "
@@ -582,9 +585,18 @@ def _noise_scale_line(scale, groups: DocumentGroups | None) -> str:
     factors = [*scale.own.factors, *scale.pooled.factors]
     halves = "the documents" if groups is None else f"its {groups.describe()}"
     halvings = "" if scale.n_halvings == 1 else f" (pooled over {scale.n_halvings} random halvings)"
+    if scale.by_concentration:
+        return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency, and more "
+                f"for words that few {_unit(groups)} hold, less for words spread over many: the factors by which two "
+                f"random halves of {halves} differ beyond GloVe-V's noise model{halvings} (docs/method.md 6.13, "
+                "6.16, 6.20, 6.21)")
     return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency, the factors "
             f"by which two random halves of {halves} differ beyond GloVe-V's noise model{halvings} (docs/method.md "
             "6.13, 6.16, 6.20)")
+
+
+def _unit(groups: DocumentGroups | None) -> str:
+    return "groups" if groups is None else groups.unit
 
 
 def _fit_groups(args: argparse.Namespace, corpus: LineCorpus) -> DocumentGroups | None:
@@ -757,8 +769,8 @@ def _fit_and_report(args: argparse.Namespace, vectorizer: CooccurrenceVectorizer
                                          f" (a stream: read once into {args.corpus_file}, removed after the fit)"))
         groups = _fit_groups(args, corpus)
         fitted = fit_corpus(corpus, vectorizer, estimator, groups=groups, calibrate_noise=not args.no_noise_calibration,
-                            n_halvings=args.halvings, progress=show_progress, source=source, output=args.output,
-                            overwrite=args.overwrite)
+                            n_halvings=args.halvings, by_concentration=not args.no_concentration,
+                            progress=show_progress, source=source, output=args.output, overwrite=args.overwrite)
         vectorizer, model, cooccurrence, seconds = (fitted.vectorizer, fitted.estimator, fitted.cooccurrence,
                                                     fitted.seconds)
         _say(f"counted: {vectorizer.n_tokens_:,} tokens in {vectorizer.n_documents_:,} documents -> "

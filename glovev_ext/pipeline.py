@@ -21,7 +21,7 @@ from sklearn.base import clone
 from ._checks import as_generator, check_int
 from ._deprecation import keywords_moved_to_objects
 from ._version import __version__
-from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroups, LineCorpus
+from .counting import CooccurrenceMatrix, CooccurrenceVectorizer, DocumentGroups, LineCorpus, group_concentration
 from .counting.corpus import DocumentSubset
 from .covariance import GloVeVEstimator
 from .glove import SCHEDULES
@@ -75,8 +75,8 @@ _OLD_ESTIMATOR_KEYWORDS = ("n_components", "epochs", "x_max", "alpha", "learning
                            estimator=(GloVeVEstimator, _OLD_ESTIMATOR_KEYWORDS))
 def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = None,
                estimator: GloVeVEstimator | None = None, *, groups=None, calibrate_noise: bool = True,
-               n_halvings: int | None = None, progress: bool = True, source: str | None = None,
-               output: str | os.PathLike | None = None,
+               n_halvings: int | None = None, by_concentration: bool = True, progress: bool = True,
+               source: str | None = None, output: str | os.PathLike | None = None,
                overwrite: bool = False) -> FittedCorpus:
     """Count a corpus, train GloVe on it and compute every word's GloVe-V covariance.
 
@@ -113,6 +113,12 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
         ``HALVINGS_OF_GROUPS`` (3) with ``groups``, where one halving's factors are a noisy draw
         (with 38 books their standard deviation between halvings is 5-32 % of their mean), and 1
         without, where each document is its own group.
+    by_concentration : bool, default=True
+        With ``groups``: count each word in each group (one more pass over the corpus) and let the
+        noise scale follow each row's concentration over the groups of its text as well as its total
+        (``CooccurrenceMatrix.group_concentration``; docs/method.md 6.21), since a word that a few
+        groups hold varies between sets of groups far more than one of the same count spread over
+        many. False: by the total only (the calibration of glovev-ext 0.3).
     progress : bool, default=True
         Show progress bars (it sets ``progress`` of both clones).
     source : str, optional
@@ -168,6 +174,8 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
                          "calibrate_noise=False")
     groups = _checked_groups(groups, corpus, calibrate_noise)
     n_halvings = _checked_halvings(n_halvings, groups, calibrate_noise)
+    if not isinstance(by_concentration, bool):
+        raise TypeError(f"by_concentration must be True or False, got {by_concentration!r}")
     target = None if output is None else check_model_directory(output, overwrite=overwrite)
     if vectorizer.max_memory is not None or estimator.max_memory is not None:  # both spill to TMPDIR
         check_free_space(tempfile.gettempdir(), MIN_FREE_BYTES, "the temporary files of a memory budget")
@@ -180,7 +188,11 @@ def fit_corpus(corpus: Iterable, vectorizer: CooccurrenceVectorizer | None = Non
             check_free_space(target, model_bytes(cooccurrence.shape[0], estimator.n_components,
                                                  estimator.covariance_dtype,
                                                  estimator.covariance_approximation is None), "the model")
-        halves = (_random_halvings(vectorizer, corpus, estimator.random_state, groups, n_halvings)
+        counts_by_group = None
+        if groups is not None and by_concentration:
+            counts_by_group = vectorizer.count_by_group(corpus, groups)
+            cooccurrence.group_concentration = group_concentration(counts_by_group)
+        halves = (_random_halvings(vectorizer, corpus, estimator.random_state, groups, n_halvings, counts_by_group)
                   if calibrate_noise else None)
         seconds = {"count": time.perf_counter() - started}
         estimator.fit(cooccurrence, halves=halves, n_groups=None if groups is None else groups.n_groups)
@@ -249,10 +261,11 @@ def _checked_halvings(n_halvings, groups: DocumentGroups | None, calibrate_noise
 
 
 def _random_halvings(vectorizer: CooccurrenceVectorizer, corpus: Iterable, random_state,
-                     groups: DocumentGroups | None, n_halvings: int) -> tuple | list:
+                     groups: DocumentGroups | None, n_halvings: int, counts_by_group=None) -> tuple | list:
     """The co-occurrence matrices of two random halves of ``corpus``'s documents, in the fitted vocabulary, once per
     halving: each document in one with probability 1/2, or with ``groups``, half of the groups
-    (``DocumentGroups.halves``). One halving is a pair, several a list of pairs.
+    (``DocumentGroups.halves``). One halving is a pair, several a list of pairs. With each word's
+    ``counts_by_group``, each half carries its rows' concentration over its own groups.
 
     Halving ``k`` comes from the ``k``-th child of ``random_state``'s stream, so a
     :func:`~glovev_ext.split_half.split_half_check` with the same seed (which draws from the stream itself)
@@ -266,6 +279,11 @@ def _random_halvings(vectorizer: CooccurrenceVectorizer, corpus: Iterable, rando
         else:
             pair = tuple(vectorizer.transform(document for document, in_first in zip(corpus, first)
                                               if in_first == side) for side in (True, False))
+        if counts_by_group is not None:
+            first_groups = np.zeros(groups.n_groups, dtype=bool)
+            first_groups[groups.codes[first]] = True
+            for half, side in zip(pair, (True, False)):
+                half.group_concentration = group_concentration(counts_by_group, first_groups == side)
         halvings.append(pair)
     return halvings[0] if n_halvings == 1 else halvings
 
@@ -297,7 +315,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         max_vocab_size, lowercase; None without a vectorizer), ``glove`` (n_components, epochs,
         learning_rate, x_max, alpha, random_state, schedule, conditioning, point_estimate, n_sweeps
         (None unless alternating or posterior), prior_strength (None unless posterior), noise_scale (the knots
-        of ``noise_scale_``, ``{"own": {"total", "factor", "n_words"}, "pooled": ...}``; None without one),
+        of ``noise_scale_``, ``{"own": {"total", "factor", "n_words"}, "pooled": ...}``, each curve with
+        ``slope`` and ``concentration`` lists when it follows the rows' concentration over groups; None without one),
         covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse), ``sampling`` (what the intervals describe resampling, ``unit`` and
         ``n_groups``: the groups' unit, or "documents" each its own group, both None for a noise scale

@@ -157,8 +157,11 @@ def split_half_check(fitted: FittedCorpus, documents: Sequence, *, groups=None, 
         groups = DocumentGroups.from_labels(groups)
         groups.check(len(documents))
         first_half = groups.halves(generator)
+    labels, scale = None, fitted.estimator.noise_scale_
+    if groups is not None and scale is not None and scale.by_concentration:
+        labels = {"A": groups.codes[first_half], "B": groups.codes[~first_half]}  # each half's own concentrations
     halves = fit_subcorpora(fitted, {"A": [d for d, a in zip(documents, first_half) if a],
-                                     "B": [d for d, a in zip(documents, first_half) if not a]})
+                                     "B": [d for d, a in zip(documents, first_half) if not a]}, groups=labels)
     pooled = fitted.keyed_vectors
     counts = {word: pooled.get_vecattr(word, "count") for word in pooled.index_to_key}
     return compare_halves(halves["A"], halves["B"], counts, n_pairs=n_pairs, bands=bands,

@@ -15,10 +15,12 @@ sub-corpus's :class:`KeyedVectorsWithVariance`; :func:`glovev_ext.stats.self_sim
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import numpy as np
 from gensim.models import KeyedVectors
+
+from .counting import group_concentration
 
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus
@@ -26,7 +28,8 @@ from .pipeline import FittedCorpus
 logger = logging.getLogger(__name__)
 
 
-def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> dict[str, KeyedVectorsWithVariance]:
+def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
+                   groups: Mapping[str, Iterable] | None = None) -> dict[str, KeyedVectorsWithVariance]:
     """Each sub-corpus's centre vectors and covariances in the basis of the pooled fit.
 
     Parameters
@@ -35,6 +38,12 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> 
         :func:`~glovev_ext.fit_corpus` of the pooled corpus (all sub-corpora together).
     subcorpora : dict
         ``{name: documents}``, each an iterable of documents as ``fit_corpus`` takes them.
+    groups : dict, optional
+        ``{name: labels}``, one label per document of that sub-corpus (the book or author it comes
+        from), for a pooled fit calibrated with groups (``fit_corpus(..., groups=...)``): each
+        row's noise then follows its concentration over the sub-corpus's own groups, as the
+        calibration's halves did (docs/method.md 6.21); the documents are read twice. A sub-corpus
+        without labels is scaled at its rows' totals only.
 
     Returns
     -------
@@ -50,9 +59,18 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable]) -> 
     """
     if not subcorpora:
         raise ValueError("no sub-corpus given")
+    groups = {} if groups is None else dict(groups)
+    unknown = sorted(set(groups) - set(subcorpora), key=str)
+    if unknown:
+        raise ValueError(f"groups names {unknown[0]!r}, which is not a sub-corpus (they are "
+                         f"{', '.join(map(repr, subcorpora))})")
     out = {}
     for name, documents in subcorpora.items():
+        if name in groups and isinstance(documents, Iterator):
+            documents = list(documents)  # read once to count, once for each group's words
         rows = fitted.vectorizer.transform(documents)
+        if name in groups:
+            rows.group_concentration = group_concentration(fitted.vectorizer.count_by_group(documents, groups[name]))
         words = list(rows.words)
         conditional = fitted.estimator.conditional_fit(rows)
         fitted_rows = np.flatnonzero(np.isfinite(conditional.embedding).all(axis=1))

@@ -40,7 +40,8 @@ EXPORTED_IN_0_2 = {
         write_vocab""".split(),
 }
 # Names a subpackage gained after 0.3 (issue 46's document groups): new, so no 0.2 name they could replace.
-ADDED_SINCE_0_3 = {"glovev_ext.counting": {"DocumentGroups", "default_corpus_groups", "groups_by_file", "read_groups"}}
+ADDED_SINCE_0_3 = {"glovev_ext.counting": {"DocumentGroups", "default_corpus_groups", "groups_by_file", "read_groups",
+                                           "group_concentration"}}
 MOVED = [(package, name) for package, names in EXPORTED_IN_0_2.items() for name in names
          if name not in importlib.import_module(package).__all__]
 

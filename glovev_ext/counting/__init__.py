@@ -6,6 +6,7 @@ threaded counter (``_counter``) are private to this stage; the merge of partial 
 """
 
 from .._deprecation import moved_names
+from .concentration import group_concentration
 from .corpus import LineCorpus, default_corpus_manifest_path, default_corpus_path, load_default_corpus
 from .groups import DocumentGroups, default_corpus_groups, groups_by_file, read_groups
 from .matrix import CooccurrenceMatrix, check_cooccurrence
@@ -20,6 +21,7 @@ __all__ = [
     "default_corpus_groups",
     "default_corpus_manifest_path",
     "default_corpus_path",
+    "group_concentration",
     "groups_by_file",
     "load_default_corpus",
     "read_groups",

@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import release_pages, row_spans
+from .concentration import check_group_concentration
 
 
 class CooccurrenceMatrix(sp.csr_matrix):
@@ -26,15 +27,22 @@ class CooccurrenceMatrix(sp.csr_matrix):
         The word of each row (and column), in index order.
     counts : sequence of int, optional
         How often each word occurs in the corpus, in index order.
+    group_concentration : sequence of float, optional
+        Each word's concentration over the groups (books, authors) of the text counted,
+        ``sum_g c_g^2 / (sum_g c_g)^2`` (:func:`~glovev_ext.counting.group_concentration`; NaN for a
+        word none holds), in index order: the noise calibration scales each row by it
+        (docs/method.md 6.21). :func:`~glovev_ext.fit_corpus` sets it when given groups.
 
     Attributes
     ----------
     words : numpy.ndarray of str objects or None
     counts : numpy.ndarray of int64 or None
+    group_concentration : numpy.ndarray of float64 or None
     """
 
     def __init__(self, arg1, shape=None, dtype=None, copy=False, *, words: Sequence[str] | None = None,
-                 counts: Sequence[int] | None = None, **kwargs):
+                 counts: Sequence[int] | None = None, group_concentration: Sequence[float] | None = None,
+                 **kwargs):
         super().__init__(arg1, shape=shape, dtype=dtype, copy=copy, **kwargs)
         if words is not None:
             words = np.asarray(list(words), dtype=object)
@@ -49,11 +57,15 @@ class CooccurrenceMatrix(sp.csr_matrix):
             counts = counts.astype(np.int64)
         self.words = words
         self.counts = counts
+        self.group_concentration = check_group_concentration(group_concentration, self.shape[0],
+                                                             "group_concentration")
 
     def copy(self) -> CooccurrenceMatrix:
-        """Return a deep copy, words and counts included."""
+        """Return a deep copy, words, counts and concentrations included."""
         return CooccurrenceMatrix(super().copy(), words=self.words,
-                                  counts=None if self.counts is None else self.counts.copy())
+                                  counts=None if self.counts is None else self.counts.copy(),
+                                  group_concentration=(None if self.group_concentration is None
+                                                       else self.group_concentration.copy()))
 
 
 def check_cooccurrence(X: object, *, name: str = "X") -> sp.csr_matrix:

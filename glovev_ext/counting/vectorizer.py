@@ -23,6 +23,7 @@ from .._dask import check_backend, clone_sharing_client, connected
 from ._counter import ContextCounter
 from ._dask_counting import matrix_on_dask, vocabulary_on_dask
 from .corpus import DocumentSubset, LineCorpus
+from .groups import DocumentGroups
 from .matrix import CooccurrenceMatrix
 
 logger = logging.getLogger(__name__)
@@ -227,6 +228,58 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
                 counter.submit(looked_up_ids, table, chunk)
             matrix = self._matrix(counter.symmetric_result(), counter)
         return self._after_counting(matrix)
+
+    def count_by_group(self, raw_documents: Iterable, groups) -> sp.csr_matrix:
+        """Count each word of the fitted vocabulary in each group of documents, reading the corpus once.
+
+        From these counts :func:`~glovev_ext.counting.group_concentration` gives each word's
+        concentration over any union of the groups (docs/method.md 6.21).
+
+        Parameters
+        ----------
+        raw_documents : iterable
+            As for :meth:`fit`.
+        groups : DocumentGroups or array-like of shape (n_documents,)
+            One label per document.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of int64, shape (n_words, n_groups)
+            Each word's occurrences in each group, the groups in the order of ``groups.names``.
+
+        Raises
+        ------
+        ValueError
+            If ``groups`` has a number of labels other than the corpus's documents.
+        """
+        check_is_fitted(self, "vocabulary_")
+        self._validate_params()
+        groups = groups if isinstance(groups, DocumentGroups) else DocumentGroups.from_labels(groups)
+        table = TokenTable.from_words(list(self.vocabulary_))
+        n_words, n_groups = len(self.vocabulary_), groups.n_groups
+        keys, counts, first_document = [], [], 0
+        with self._progress_bar("counting words by group") as bar:
+            for chunk in self._chunks(raw_documents):
+                ids, doc_ends = looked_up_ids(table, chunk)
+                if first_document + doc_ends.size > groups.n_documents:
+                    raise ValueError(f"groups label {groups.n_documents:,} documents, but the corpus has more: give "
+                                     "one label per document, in the corpus's order")
+                documents = np.repeat(np.arange(doc_ends.size), np.diff(doc_ends, prepend=0))
+                known = ids >= 0
+                chunk_keys = (ids[known].astype(np.int64) * n_groups
+                              + groups.codes[first_document + documents[known]])
+                unique, unique_counts = np.unique(chunk_keys, return_counts=True)
+                keys.append(unique)
+                counts.append(unique_counts)
+                first_document += doc_ends.size
+                bar.update(ids.size)
+        if first_document != groups.n_documents:
+            raise ValueError(f"groups label {groups.n_documents:,} documents, but the corpus has {first_document:,}: "
+                             "give one label per document, in the corpus's order")
+        keys = np.concatenate([np.empty(0, dtype=np.int64), *keys])
+        counts = np.concatenate([np.empty(0, dtype=np.int64), *counts])
+        return sp.csr_matrix((counts, (keys // n_groups, keys % n_groups)), shape=(n_words, n_groups),
+                             dtype=np.int64)
 
     def _after_counting(self, matrix: CooccurrenceMatrix) -> CooccurrenceMatrix:
         """Under a budget, the heap that counting freed goes back to the operating system (glibc keeps it)."""

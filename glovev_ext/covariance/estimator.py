@@ -21,6 +21,7 @@ from .._dask import check_backend, clone_sharing_client, connected
 from .._memory import trim_heap
 from .._temporaries import make_temporary_folder
 from ..counting import check_cooccurrence
+from ..counting.concentration import check_group_concentration
 from ..glove import GloVeParameters, train_glove
 from ..glove.device import check_device
 from ..glove.trainer import check_training_params
@@ -221,7 +222,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         ``point_estimate="posterior"``: the factor on each word's ``s2`` by its total co-occurrence
         (``sigma2_`` includes it; identity when not calibrated), also applied to new rows in
         :meth:`conditional_fit` at their own totals; calibrated on halves of groups, it caps each
-        word's degrees of freedom at ``n_groups - 1``. None otherwise.
+        word's degrees of freedom at ``n_groups - 1``, and with the halves' concentrations over the
+        groups it also follows each row's (docs/method.md 6.21). None otherwise.
+    group_concentration_ : ndarray of shape (V,) or None
+        Each word's concentration over the groups of ``X``'s text, ``sum_g c_g^2 / (sum_g c_g)^2``
+        (``X.group_concentration``, set by :func:`~glovev_ext.fit_corpus` with groups: 1 when one
+        group holds every occurrence), at which ``noise_scale_`` scales its row; None without.
     n_sweeps_ : int
         Sweeps run after training (0 unless ``point_estimate`` is ``"alternating"`` or ``"posterior"``).
     training_costs_ : ndarray
@@ -299,7 +305,10 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
             corpus's documents, or of the groups they come in (books, authors: the unit the
             intervals then describe resampling, docs/method.md 6.16), in ``X``'s vocabulary (``X``
             is their sum); or a list of such pairs, one per random halving, which the calibration
-            pools (docs/method.md 6.20). The noise scale
+            pools (docs/method.md 6.20). When ``X`` and the halves are
+            :class:`~glovev_ext.CooccurrenceMatrix` objects with ``group_concentration``, the
+            scale also follows each row's concentration over the groups of its text
+            (docs/method.md 6.21). The noise scale
             ``noise_scale_`` is calibrated on them before the final posteriors
             (docs/method.md 6.13); :func:`~glovev_ext.fit_corpus` passes them.
         n_groups : int, optional
@@ -325,6 +334,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if dim >= n_words:
             raise ValueError(f"n_components={dim} must be smaller than the number of words ({n_words})")
         halves = self._checked_halves(halves, matrix, n_groups)
+        self.group_concentration_ = check_group_concentration(getattr(X, "group_concentration", None), n_words,
+                                                              "X.group_concentration")
         if self.backend == "dask":
             with connected(self.client, n_jobs) as client:  # one cluster for every stage of the fit
                 return self._fit_checked(X, matrix, halves, checked, started, client)
@@ -473,7 +484,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         ConditionalFit
         """
         check_is_fitted(self, "covariance_")
-        return self._conditional_fit(self._validated_rows(X))
+        rows = self._validated_rows(X)
+        return self._conditional_fit(rows, check_group_concentration(getattr(X, "group_concentration", None),
+                                                                     rows.shape[0], "X.group_concentration"))
 
     def _check_params(self) -> tuple:
         """Every parameter that can be checked without data (:func:`~glovev_ext.check_fit_params` calls it for
@@ -551,18 +564,22 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         several = isinstance(halves, tuple | list) and all(isinstance(pair, tuple | list) for pair in halves)
         halvings = list(halves) if several else [halves]
         checked = []
+        concentrations = []
         for h, pair in enumerate(halvings):
             name = f"halves[{h}]" if several else "halves"
             if not isinstance(pair, tuple | list) or len(pair) != 2:
                 count = len(pair) if isinstance(pair, tuple | list) else type(pair).__name__
                 raise ValueError(f"{name} must be two co-occurrence matrices (a pair), got {count}")
+            concentrations.append(tuple(
+                check_group_concentration(getattr(half, "group_concentration", None), matrix.shape[0],
+                                          f"{name}[{k}].group_concentration") for k, half in enumerate(pair)))
             pair = tuple(check_cooccurrence(half, name=f"{name}[{k}]") for k, half in enumerate(pair))
             for k, half in enumerate(pair):
                 if half.shape != matrix.shape:
                     raise ValueError(f"{name}[{k}] has shape {half.shape}; the halves must be in X's vocabulary, "
                                      f"shape {matrix.shape}")
             checked.append(pair)
-        return _Halves(tuple(checked), n_groups)
+        return _Halves(tuple(checked), n_groups, tuple(concentrations))
 
     def _fitter_options(self) -> dict:
         return {"context_vectors": self.context_embedding_, "context_biases": self.context_bias_,
@@ -575,12 +592,13 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         rows.eliminate_zeros()
         return rows
 
-    def _conditional_fit(self, rows: sp.csr_matrix) -> ConditionalFit:
+    def _conditional_fit(self, rows: sp.csr_matrix, concentration: np.ndarray | None = None) -> ConditionalFit:
         if self.point_estimate == "posterior":
             fitter = DeviceWordFitter.of(WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max,
                                                     self.alpha), self.device, None)
             vectors, biases, sigma2, store = free_row_posteriors(fitter, self.prior_, self._fallback_sigma2,
                                                                  noise_scale=self.noise_scale_,
+                                                                 concentration=concentration,
                                                                  n_jobs=resolve_n_jobs(self.n_jobs))
             return ConditionalFit(embedding=vectors, bias=biases, sigma2=sigma2, covariance=store)
         fitter = WordFitter(rows, self.context_embedding_, self.context_bias_, self.x_max, self.alpha,
@@ -667,7 +685,8 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         if self.max_memory is not None and halves is None:  # with halves, each comparison has handed it back
             trim_heap()  # what the prior's pass freed goes back before the store is built
         posteriors = row_posteriors(fitter, self.bias_, self.prior_strength, n_jobs, optima=optima,
-                                    noise_scale=self.noise_scale_, factor_dtype=factor_dtype,
+                                    noise_scale=self.noise_scale_, concentration=self.group_concentration_,
+                                    factor_dtype=factor_dtype,
                                     words=self.words_, path=None if storage == "memory" else storage,
                                     progress=self.progress, client=client)
         self.embedding_ = posteriors.mean
@@ -680,14 +699,16 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def _calibrated_scale(self, halves: _Halves, prior: GaussianPrior, n_jobs: int, client) -> NoiseScale:
         """The noise scale from each halving's first comparison, pooled, and the first halving's refinement."""
-        comparisons = [self._compare_halves(pair, prior, None, n_jobs, client) for pair in halves.matrices]
+        comparisons = [self._compare_halves(pair, prior, None, n_jobs, client, concentrations)
+                       for pair, concentrations in zip(halves.matrices, halves.concentrations)]
         first = noise_scale_from(comparisons[0])
         pooled = first if len(comparisons) == 1 else noise_scale_from(HalfComparison.joined(comparisons))
         if first.is_identity:  # too few words in one halving to refine with: the pooled first comparison as it is
             scale = pooled
         else:  # the statistic does not fall in proportion: compare again
             logger.info("GloVe-V noise scale, first comparison: %s", first)
-            scale = first.refined(self._compare_halves(halves.matrices[0], prior, first, n_jobs, client))
+            scale = first.refined(self._compare_halves(halves.matrices[0], prior, first, n_jobs, client,
+                                                       halves.concentrations[0]))
             if len(comparisons) > 1:
                 scale = pooled.corrected(first, scale)
         scale = replace(scale, n_groups=halves.n_groups, n_halvings=len(comparisons))
@@ -696,19 +717,22 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         return scale
 
     def _compare_halves(self, halves: tuple, prior: GaussianPrior, noise_scale: NoiseScale | None, n_jobs: int,
-                        client) -> HalfComparison:
+                        client, concentrations: tuple) -> HalfComparison:
         comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
-                                       noise_scale=noise_scale, n_jobs=n_jobs, client=client, device=self.device)
+                                       noise_scale=noise_scale, n_jobs=n_jobs, client=client, device=self.device,
+                                       concentrations=concentrations)
         if self.max_memory is not None:
             trim_heap()  # the halves' fits go back before the next pass allocates its own
         return comparison
 
 
 class _Halves(NamedTuple):
-    """``fit``'s checked halves, one pair per halving, and how many groups they split (None: documents)."""
+    """``fit``'s checked halves, one pair per halving, how many groups they split (None: documents), and each
+    half's rows' concentrations over its groups (a pair per halving, None where not given)."""
 
     matrices: tuple
     n_groups: int | None
+    concentrations: tuple
 
 
 def _check_pretrained(pretrained, n_words: int, dim: int) -> GloVeParameters:

@@ -11,6 +11,12 @@ model, and average the ratio in bins of the total co-occurrence in a half. Those
 interpolated in log total, are ``kappa``: the factor on each row's ``s2`` at its own total, in the
 pooled fit and in any sub-corpus fitted in its basis (the ratio follows the count, not the corpus
 size: section 6.10 found it the same for quarters and halves within about 0.05).
+
+With groups (books, authors), a word that few groups hold varies between halves of the groups far
+more than a word of the same total spread over many (docs/method.md 6.20): each knot then also
+carries a relative slope in the row's concentration over groups, ``x = sum_g c_g^2 / (sum_g c_g)^2``
+(``c_g`` the word's count in group ``g``, the text the row was counted on), so that a row's factor
+is ``kappa(t) (1 + beta(t) (x - xbar(t)))`` (docs/method.md 6.21).
 """
 
 from __future__ import annotations
@@ -43,12 +49,19 @@ _MAX_DIFFERENCE_CONDITION = 1e10
 # Words whose Wald statistic has an F reference with this many denominator degrees of freedom or fewer
 # have a mean too heavy-tailed to average.
 _MIN_DOF = 4.0
+# A row's factor is at least this share of its knot's level, however spread its word is over the groups.
+MIN_RELATIVE_FACTOR = 0.25
+# A bin whose concentrations vary less than this (their weighted variance) gets no slope: there is nothing to
+# regress on (one group, or every word spread alike).
+_MIN_CONCENTRATION_VARIANCE = 1e-8
 
 
 @dataclass(frozen=True)
 class ScaleCurve:
     """``kappa`` as a function of total co-occurrence: piecewise linear in log total between the knots,
-    constant beyond them; no knots is 1 everywhere.
+    constant beyond them; no knots is 1 everywhere. With slopes, also linear in the row's concentration over
+    groups: ``kappa(t) * max(1 + beta(t) (x - xbar(t)), MIN_RELATIVE_FACTOR)``, ``beta`` and ``xbar``
+    interpolated as ``kappa`` is.
 
     Attributes
     ----------
@@ -58,30 +71,69 @@ class ScaleCurve:
         ``kappa`` at each knot: the bin's mean Wald statistic per dimension over its mean expectation.
     n_words : ndarray, shape (k,)
         Words each knot was estimated from.
+    slopes : ndarray, shape (k,) or None
+        ``beta`` at each knot: the factor's change per unit of concentration, relative to ``kappa``
+        (None: no dependence on concentration).
+    centres : ndarray, shape (k,) or None
+        ``xbar`` at each knot: the bin's mean concentration (weighted by the words' expectations), where
+        the factor is ``kappa``.
     """
 
     log_totals: np.ndarray
     factors: np.ndarray
     n_words: np.ndarray
+    slopes: np.ndarray | None = None
+    centres: np.ndarray | None = None
 
     @classmethod
     def empty(cls) -> ScaleCurve:
         return cls(np.empty(0), np.empty(0), np.empty(0, dtype=np.int64))
 
-    def __call__(self, totals: np.ndarray) -> np.ndarray:
+    @property
+    def by_concentration(self) -> bool:
+        """Whether the factor depends on a row's concentration over groups."""
+        return self.slopes is not None and bool(np.any(self.slopes != 0))
+
+    def slope(self, totals: np.ndarray) -> np.ndarray:
+        """``beta`` at each total (0 without slopes)."""
+        totals = np.asarray(totals, dtype=np.float64)
+        if self.slopes is None or self.factors.size == 0:
+            return np.zeros_like(totals)
+        return np.interp(_log(totals), self.log_totals, self.slopes)
+
+    def __call__(self, totals: np.ndarray, concentration: np.ndarray | None = None) -> np.ndarray:
         totals = np.asarray(totals, dtype=np.float64)
         if self.factors.size == 0:
             return np.ones_like(totals)
-        return np.interp(np.log(np.maximum(totals, np.finfo(float).tiny)), self.log_totals, self.factors)
+        logs = _log(totals)
+        level = np.interp(logs, self.log_totals, self.factors)
+        if concentration is None or not self.by_concentration:
+            return level
+        concentration = np.broadcast_to(np.asarray(concentration, dtype=np.float64), totals.shape)
+        relative = 1.0 + (np.interp(logs, self.log_totals, self.slopes)
+                          * (concentration - np.interp(logs, self.log_totals, self.centres)))
+        # a row whose concentration is unknown (NaN) takes the level
+        return level * np.where(np.isfinite(relative), np.maximum(relative, MIN_RELATIVE_FACTOR), 1.0)
 
     def to_dict(self) -> dict:
-        return {"total": [round(float(np.exp(x)), 3) for x in self.log_totals],
-                "factor": [round(float(f), 4) for f in self.factors], "n_words": [int(n) for n in self.n_words]}
+        knots = {"total": [round(float(np.exp(x)), 3) for x in self.log_totals],
+                 "factor": [round(float(f), 4) for f in self.factors], "n_words": [int(n) for n in self.n_words]}
+        if self.by_concentration:
+            knots["slope"] = [round(float(b), 4) for b in self.slopes]
+            knots["concentration"] = [round(float(c), 5) for c in self.centres]
+        return knots
 
     def __str__(self) -> str:
         if self.factors.size == 0:
             return "-"
-        return ", ".join(f"{f:.2f} at {np.exp(x):,.0f}" for x, f in zip(self.log_totals, self.factors))
+        if not self.by_concentration:
+            return ", ".join(f"{f:.2f} at {np.exp(x):,.0f}" for x, f in zip(self.log_totals, self.factors))
+        return ", ".join(f"{f:.2f} (slope {b:.1f}) at {np.exp(x):,.0f}"
+                         for x, f, b in zip(self.log_totals, self.factors, self.slopes))
+
+
+def _log(totals: np.ndarray) -> np.ndarray:
+    return np.log(np.maximum(totals, np.finfo(float).tiny))
 
 
 @dataclass(frozen=True)
@@ -145,25 +197,61 @@ class NoiseScale:
         -------
         NoiseScale
             This scale's knots and counts, each factor multiplied by ``refined`` over ``first``
-            there (for its kind of row).
+            there (for its kind of row), and each slope in concentration moved by ``refined``'s
+            less ``first``'s.
         """
         curves = []
         for curve, pooled in ((self.own, False), (self.pooled, True)):
             totals = np.exp(curve.log_totals)
-            curves.append(replace(curve, factors=curve.factors * refined(totals, pooled) / first(totals, pooled)))
+            factors = curve.factors * refined(totals, pooled) / first(totals, pooled)
+            if curve.slopes is None:
+                curves.append(replace(curve, factors=factors))
+                continue
+            moved = refined.slope(totals, pooled) - first.slope(totals, pooled)
+            curves.append(replace(curve, factors=factors, slopes=_admissible(curve.slopes + moved, curve.centres)))
         return replace(self, own=curves[0], pooled=curves[1])
+
+    @property
+    def by_concentration(self) -> bool:
+        """Whether a row's factor depends on its concentration over groups, not only on its total."""
+        return self.own.by_concentration or self.pooled.by_concentration
+
+    def slope(self, totals, pooled=False) -> np.ndarray:
+        """``beta``, the factor's relative slope in concentration, at each total (0 without one).
+
+        Parameters
+        ----------
+        totals : array-like
+            Total co-occurrence of each row.
+        pooled : bool or array-like of bool, default=False
+            Rows whose ``s2`` is pooled.
+
+        Returns
+        -------
+        ndarray
+        """
+        totals = np.asarray(totals, dtype=np.float64)
+        own, other = self._curves()
+        return np.where(np.broadcast_to(pooled, totals.shape), other.slope(totals), own.slope(totals))
+
+    def _curves(self) -> tuple[ScaleCurve, ScaleCurve]:
+        """The curves of rows with their own ``s2`` and of pooled rows, each the other's where it has no knots."""
+        own = self.own if self.own.factors.size else self.pooled
+        other = self.pooled if self.pooled.factors.size else self.own
+        return own, other
 
     @property
     def is_identity(self) -> bool:
         """Whether this scale changes nothing."""
         return self.own.factors.size == 0 and self.pooled.factors.size == 0
 
-    def __call__(self, totals, pooled=False) -> np.ndarray:
-        """``kappa`` at each total co-occurrence, for rows whose ``s2`` is pooled where ``pooled`` is True."""
+    def __call__(self, totals, pooled=False, concentration=None) -> np.ndarray:
+        """``kappa`` at each total co-occurrence, for rows whose ``s2`` is pooled where ``pooled`` is True, and at
+        each row's concentration over groups where given (NaN or None: the knots' level)."""
         totals = np.asarray(totals, dtype=np.float64)
-        own = self.own if self.own.factors.size else self.pooled
-        other = self.pooled if self.pooled.factors.size else self.own
-        return np.where(np.broadcast_to(pooled, totals.shape), other(totals), own(totals))
+        own, other = self._curves()
+        return np.where(np.broadcast_to(pooled, totals.shape), other(totals, concentration),
+                        own(totals, concentration))
 
     def refined(self, rescaled: HalfComparison) -> NoiseScale:
         """The scale after a second comparison of the same halves with this scale applied (its residual).
@@ -174,25 +262,36 @@ class NoiseScale:
         scale of 1.83 left a ratio of 1.30, not 1), so each knot takes a secant step in ``log kappa``
         through the two comparisons, ``log kappa_2 = L^2 / (L - l1)`` with ``L = log kappa_1 = log W0``
         and ``l1 = log W1``, kept between ``kappa_1 W1`` and ``kappa_1 W1^2``; where the first scale is
-        within 5 % of 1, or the residual did not move, or the knots differ, ``kappa_1 W1``.
+        within 5 % of 1, or the residual did not move, or the knots differ, ``kappa_1 W1``. That is
+        ``log kappa_2 = L + a l1`` with ``a`` in [1, 2]; a slope in concentration takes the same step,
+        ``beta_2 = beta_1 + a rho_1`` (``rho_1`` the residual's relative slope), kept in ``[0, 1 / xbar]``.
         """
         curves = []
         for first, kind in ((self.own, rescaled.own), (self.pooled, rescaled.pooled)):
-            residual = scale_curve(rescaled.total[kind], rescaled.wald_per_dim[kind], rescaled.expected[kind])
+            residual = scale_curve(rescaled.total[kind], rescaled.wald_per_dim[kind], rescaled.expected[kind],
+                                   rescaled.concentration[kind], nonnegative_slopes=False)
             if residual.factors.size == 0:
                 curves.append(first)
                 continue
             start = first(np.exp(residual.log_totals))
             factors = start * residual.factors
+            step = np.ones_like(factors)  # a
             if first.log_totals.shape == residual.log_totals.shape and np.allclose(first.log_totals,
                                                                                     residual.log_totals):
                 log_start, log_residual = np.log(start), np.log(residual.factors)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     secant = np.exp(log_start**2 / (log_start - log_residual))
+                    step = np.clip(log_start / (log_start - log_residual), 1.0, 2.0)
                 usable = (np.abs(log_start) > np.log(1.05)) & (np.abs(log_start - log_residual) > 1e-3)
                 bounds = np.sort(np.stack([factors, start * residual.factors**2]), axis=0)
                 factors = np.where(usable, np.clip(secant, bounds[0], bounds[1]), factors)
-            curves.append(ScaleCurve(residual.log_totals, factors, residual.n_words))
+                step = np.where(usable, step, 1.0)
+            if residual.slopes is None:  # no concentrations: the curve in total only
+                curves.append(ScaleCurve(residual.log_totals, factors, residual.n_words))
+                continue
+            slopes = first.slope(np.exp(residual.log_totals)) + step * residual.slopes
+            curves.append(ScaleCurve(residual.log_totals, factors, residual.n_words,
+                                     _admissible(slopes, residual.centres), residual.centres))
         return NoiseScale(*curves, self.n_groups)
 
     def to_dict(self) -> dict:
@@ -212,20 +311,24 @@ class NoiseScale:
             halves = f" ({halves} of {self.n_groups} groups: at most {self.n_groups - 1} df)"
         else:
             halves = "" if self.n_halvings == 1 else f" ({halves} of the documents)"
-        return f"own s2: {self.own}; pooled s2: {self.pooled}{halves}"
+        slopes = "; slope: relative change per unit of concentration over groups" if self.by_concentration else ""
+        return f"own s2: {self.own}; pooled s2: {self.pooled}{halves}{slopes}"
 
 
 @dataclass(frozen=True)
 class HalfComparison:
     """Per word fitted in both halves: its total co-occurrence in a half (the geometric mean of the two), its Wald
     statistic over D, that statistic's mean under the model (``nu / (nu - 2)``, 1 with known ``s2``) and whether
-    both halves pooled its ``s2`` (``pooled``) or neither did (``own``); a word of mixed kind is in neither."""
+    both halves pooled its ``s2`` (``pooled``) or neither did (``own``); a word of mixed kind is in neither. With
+    the halves' concentrations over groups, ``concentration`` is the two halves' concentrations weighted by the
+    traces of their covariances (the share each has in the difference's variance); NaN without them."""
 
     total: np.ndarray
     wald_per_dim: np.ndarray
     expected: np.ndarray
     pooled: np.ndarray
     own: np.ndarray
+    concentration: np.ndarray
 
     @classmethod
     def joined(cls, comparisons: Sequence[HalfComparison]) -> HalfComparison:
@@ -246,7 +349,8 @@ class HalfComparison:
 
 def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_options: dict, prior: GaussianPrior,
                       fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1, *,
-                      client=None, device: str | None = None) -> HalfComparison:
+                      client=None, device: str | None = None,
+                      concentrations: tuple[np.ndarray | None, np.ndarray | None] = (None, None)) -> HalfComparison:
     """Fit each half's rows as posteriors under ``prior`` (bias free) and compare every word fitted in both.
 
     Parameters
@@ -268,19 +372,24 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     device : str or None
         The PyTorch device on which both halves' rows get their Gram matrices
         (:class:`~glovev_ext.covariance.device.DeviceWordFitter`, rows' biases free).
+    concentrations : (ndarray or None, ndarray or None)
+        Each half's rows' concentrations over the groups it holds (None: unknown), at which
+        ``noise_scale`` scales them and which :attr:`HalfComparison.concentration` weighs.
 
     Returns
     -------
     HalfComparison
     """
     totals = [row_sums(rows) for rows in halves]
-    kept, wald, expected = [], [], []
+    concentrations = [None if x is None else np.asarray(x, dtype=np.float64) for x in concentrations]
+    kept, wald, expected, share = [], [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
     # The comparisons (dense covariances, a difference, its condition and a solve per word: at D = 300, about 70 % of
     # the pass's work, bench/compare_threads.py) run on the fits' threads, queued between their blocks.
     with RowBlockMap(n_jobs, client) as blocks_map:
         fits = [FreeRows(DeviceWordFitter.of(WordFitter(rows, **fitter_options), device, None), prior,
-                         fallback_sigma2, noise_scale, blocks_map) for rows in halves]
+                         fallback_sigma2, noise_scale, blocks_map, concentration=x)
+                for rows, x in zip(halves, concentrations)]
 
         def comparisons() -> Iterator[Future]:
             for block, block_a, block_b in zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks()):
@@ -288,14 +397,22 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
                 yield blocks_map.submit_here(_compare_block, block, block_a, block_b, fits[0].dof, fits[1].dof,
                                        prior.precision)
 
-        for block_kept, block_wald, block_expected in _in_order(comparisons(), 2 * max(1, n_jobs)):
+        for block_kept, block_wald, block_expected, block_share in _in_order(comparisons(), 2 * max(1, n_jobs)):
             kept += block_kept
             wald += block_wald
             expected += block_expected
+            share += block_share
     kept = np.asarray(kept, dtype=np.int64)
+    share = np.asarray(share, dtype=np.float64)
     pooled_a, pooled_b = np.isinf(fits[0].dof[kept]), np.isinf(fits[1].dof[kept])
     return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), np.asarray(wald), np.asarray(expected),
-                          pooled_a & pooled_b, ~pooled_a & ~pooled_b)
+                          pooled_a & pooled_b, ~pooled_a & ~pooled_b,
+                          share * _at(concentrations[0], kept) + (1.0 - share) * _at(concentrations[1], kept))
+
+
+def _at(concentration: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
+    """``concentration[rows]``, or NaN for each row where none is known."""
+    return np.full(rows.size, np.nan) if concentration is None else concentration[rows]
 
 
 def _in_order(futures: Iterator[Future], width: int) -> Iterator:
@@ -310,26 +427,28 @@ def _in_order(futures: Iterator[Future], width: int) -> Iterator:
 
 
 def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlock, dof_a: np.ndarray,
-                   dof_b: np.ndarray, precision: np.ndarray) -> tuple[list[int], list[float], list[float]]:
-    """The rows of ``block`` fitted in both halves whose comparison is kept, their Wald statistics over D and those
-    statistics' expectations."""
+                   dof_b: np.ndarray, precision: np.ndarray) -> tuple[list[int], list[float], list[float], list[float]]:
+    """The rows of ``block`` fitted in both halves whose comparison is kept, their Wald statistics over D, those
+    statistics' expectations and the first half's share of the two covariances' traces."""
     factors_a, factors_b = dict(fitted_a.factors), dict(fitted_b.factors)
     both = np.flatnonzero(np.isfinite(fitted_a.vectors).all(axis=1) & np.isfinite(fitted_b.vectors).all(axis=1))
-    kept, wald, expected = [], [], []
+    kept, wald, expected, share = [], [], [], []
     for position in both:
         i = int(block[position])
         covariance_a, covariance_b = factors_a[i].dense(), factors_b[i].dense()
         difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
         if not condition_within(difference_covariance, _MAX_DIFFERENCE_CONDITION):
             continue
-        nu = _welch_satterthwaite(np.trace(covariance_a), np.trace(covariance_b), dof_a[i], dof_b[i])
+        trace_a, trace_b = np.trace(covariance_a), np.trace(covariance_b)
+        nu = _welch_satterthwaite(trace_a, trace_b, dof_a[i], dof_b[i])
         if nu <= _MIN_DOF:
             continue
         difference = fitted_a.vectors[position] - fitted_b.vectors[position]
         kept.append(i)
         wald.append(float(difference @ np.linalg.solve(difference_covariance, difference)) / covariance_a.shape[0])
         expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
-    return kept, wald, expected
+        share.append(float(trace_a / (trace_a + trace_b)))
+    return kept, wald, expected, share
 
 
 def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO,
@@ -338,7 +457,8 @@ def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO
     total (``bin_ratio`` wide, at least ``min_words`` words), the mean Wald statistic per dimension over its
     mean expectation (:func:`scale_curve`)."""
     curves = [scale_curve(comparison.total[kind], comparison.wald_per_dim[kind], comparison.expected[kind],
-                          bin_ratio=bin_ratio, min_words=min_words) for kind in (comparison.own, comparison.pooled)]
+                          comparison.concentration[kind], bin_ratio=bin_ratio, min_words=min_words)
+              for kind in (comparison.own, comparison.pooled)]
     scale = NoiseScale(*curves)
     if scale.is_identity:
         logger.info("noise scale: fewer than %d words of either kind fitted in both halves: the model's own noise "
@@ -346,11 +466,18 @@ def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO
     return scale
 
 
-def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarray, *, bin_ratio: float = BIN_RATIO,
-                min_words: int = MIN_WORDS) -> ScaleCurve:
+def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarray,
+                concentration: np.ndarray | None = None, *, bin_ratio: float = BIN_RATIO, min_words: int = MIN_WORDS,
+                nonnegative_slopes: bool = True) -> ScaleCurve:
     """The knots of one :class:`ScaleCurve`: bins of total ``bin_ratio`` wide from the smallest (a bin with fewer
     than ``min_words`` words joins the next one up, the last one the one below), each bin's mean log total and
-    mean Wald statistic per dimension over its mean expectation. Fewer than ``min_words`` words: no knots."""
+    mean Wald statistic per dimension over its mean expectation. Fewer than ``min_words`` words: no knots.
+
+    With the words' ``concentration`` (NaN where unknown), each knot also gets the slope of its known words' ratios
+    ``W / E`` on their concentration, weighted by ``E`` (so that the line passes through the bin's factor at
+    its ``E``-weighted mean concentration, the knot's centre), relative to the factor: a slope below 0,
+    which sampling groups cannot give, is 0, and one above ``1 / xbar``, which would make the factor negative
+    at ``x = 0``, is ``1 / xbar``, unless ``nonnegative_slopes`` is False (a residual's)."""
     if total.size < min_words:
         return ScaleCurve.empty()
     logs = np.log(total)
@@ -368,9 +495,32 @@ def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarra
         last = merged.pop()
         merged[-1] = merged[-1] + last
     members = [np.asarray(m) for m in merged]
-    return ScaleCurve(np.array([logs[m].mean() for m in members]),
-                      np.array([wald_per_dim[m].mean() / expected[m].mean() for m in members]),
-                      np.array([m.size for m in members], dtype=np.int64))
+    factors = np.array([wald_per_dim[m].mean() / expected[m].mean() for m in members])
+    curve = ScaleCurve(np.array([logs[m].mean() for m in members]), factors,
+                       np.array([m.size for m in members], dtype=np.int64))
+    if concentration is None or not np.isfinite(concentration).any():
+        return curve
+    slopes, centres = np.zeros(len(members)), np.zeros(len(members))
+    for k, m in enumerate(members):
+        m = m[np.isfinite(concentration[m])]  # words whose concentration is known
+        if m.size < 2:
+            continue
+        weights, x = expected[m], concentration[m]
+        centres[k] = np.sum(weights * x) / np.sum(weights)
+        spread = np.sum(weights * (x - centres[k]) ** 2)
+        if spread > _MIN_CONCENTRATION_VARIANCE * np.sum(weights):
+            # the E-weighted least-squares slope of W / E on x, through (xbar, factor), over the factor
+            slopes[k] = np.sum((x - centres[k]) * (wald_per_dim[m] - weights * factors[k])) / spread / factors[k]
+    if nonnegative_slopes:
+        slopes = _admissible(slopes, centres)
+    return replace(curve, slopes=slopes, centres=centres)
+
+
+def _admissible(slopes: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Slopes between 0 and ``1 / xbar``: a factor ``kappa (1 + beta (x - xbar))`` that neither falls as a word
+    gets more concentrated nor goes below 0 for a word spread evenly over very many groups (``x`` near 0)."""
+    with np.errstate(divide="ignore"):
+        return np.clip(slopes, 0.0, np.where(centres > 0, 1.0 / centres, 0.0))
 
 
 def _welch_satterthwaite(trace_a: float, trace_b: float, dof_a: float, dof_b: float) -> float:

@@ -50,9 +50,9 @@ _POOLING_HALF_WIDTH = 0.2
 # a noise scale found after the pass can weigh them (within 5 % in count of each row's own total).
 NOISE_BIN_WIDTH = 0.05
 
-NoiseScaleFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
-"""``kappa(totals, pooled)``: a factor on each row's ``s2`` from its total co-occurrence and whether its ``s2``
-is pooled (:class:`~glovev_ext.covariance.NoiseScale`)."""
+NoiseScaleFunction = Callable[..., np.ndarray]
+"""``kappa(totals, pooled, concentration=None)``: a factor on each row's ``s2`` from its total co-occurrence, whether
+its ``s2`` is pooled and its concentration over groups (:class:`~glovev_ext.covariance.NoiseScale`)."""
 
 
 @dataclass(frozen=True)
@@ -127,8 +127,9 @@ class RowPosteriors:
 
 def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jobs: int, *,
                    optima: RowOptima | None = None, noise_scale: NoiseScaleFunction | None = None,
-                   covariances: bool = True, factor_dtype=np.float64, words=None, path=None, progress: bool = False,
-                   description: str = "GloVe-V covariances", client=None) -> RowPosteriors:
+                   concentration: np.ndarray | None = None, covariances: bool = True, factor_dtype=np.float64,
+                   words=None, path=None, progress: bool = False, description: str = "GloVe-V covariances",
+                   client=None) -> RowPosteriors:
     """Estimate the prior from ``fitter``'s rows, then give every row its posterior.
 
     Parameters
@@ -149,6 +150,8 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         co-occurrence and whether its ``s2`` is pooled (:class:`~glovev_ext.covariance.NoiseScale`);
         it also scales the noise taken out of the prior's covariance, and its ``max_dof`` (halves of
         ``G`` groups: ``G - 1``) caps each row's degrees of freedom. None: 1 (the model's own noise).
+    concentration : ndarray, shape (V,), optional
+        Each row's concentration over groups, at which ``noise_scale`` scales it (None: its level).
     covariances : bool, default=True
         Also build the store of ``Sigma_i`` (the centre side); the context side needs the means only.
     factor_dtype, words, path
@@ -176,7 +179,7 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     optimum, prior = optima.optimum, optima.prior(strength, noise_scale)
     pooled = ~np.isfinite(optima.sigma2)
     totals = row_sums(fitter.cooccurrence)
-    sigma2 = pooled_sigma2(optima.sigma2, totals) * _scale_at(noise_scale, totals, pooled)
+    sigma2 = pooled_sigma2(optima.sigma2, totals) * _scale_at(noise_scale, totals, pooled, concentration)
     dof = np.minimum(np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim), _max_dof(noise_scale))
     precision = prior.precision
     shift = precision @ prior.mean
@@ -255,7 +258,8 @@ def _whitened_inverse(hessian: np.ndarray, sigma2: float, precision: np.ndarray)
 
 
 def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float, *,
-                        noise_scale: NoiseScaleFunction | None = None, n_jobs: int = 1,
+                        noise_scale: NoiseScaleFunction | None = None, concentration: np.ndarray | None = None,
+                        n_jobs: int = 1,
                         factor_dtype=np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray, CovarianceStore]:
     """Posteriors of new co-occurrence rows under ``prior``, each row's bias free (flat prior, profiled out).
 
@@ -275,6 +279,9 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     noise_scale : callable, optional
         ``kappa(totals, pooled)`` on each row's ``s2``, at the row's own total co-occurrence (None: 1); its
         ``max_dof`` caps each row's degrees of freedom.
+    concentration : ndarray, shape (n,), optional
+        Each row's concentration over the groups of the text it was counted on, at which
+        ``noise_scale`` scales it (None: the scale's level at the row's total).
     n_jobs : int, default=1
         Threads (one BLAS thread each); the result is the same at any number.
     factor_dtype : numpy dtype, default=float64
@@ -289,7 +296,7 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     n_rows, dim = fitter.cooccurrence.shape[0], fitter.dim
     vectors, biases = np.full((n_rows, dim), np.nan), np.full(n_rows, np.nan)
     with RowBlockMap(n_jobs) as blocks_map:
-        rows = FreeRows(fitter, prior, fallback_sigma2, noise_scale, blocks_map)
+        rows = FreeRows(fitter, prior, fallback_sigma2, noise_scale, blocks_map, concentration=concentration)
         with CovarianceStoreWriter(n_rows, dim, int(rows.identified.sum()), factor_dtype=factor_dtype) as writer:
             writer.per_word.n_contexts[:] = rows.n_contexts
             for block, fitted in zip(rows.blocks, rows.fitted_blocks()):
@@ -320,6 +327,8 @@ class FreeRows:
         As for :func:`free_row_posteriors`.
     blocks_map : RowBlockMap
         Where the rows are fitted (threads or a Dask cluster; an entered map).
+    concentration : ndarray, shape (n,), optional
+        As for :func:`free_row_posteriors`.
 
     Attributes
     ----------
@@ -329,7 +338,8 @@ class FreeRows:
     """
 
     def __init__(self, fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float,
-                 noise_scale: NoiseScaleFunction | None, blocks_map: RowBlockMap):
+                 noise_scale: NoiseScaleFunction | None, blocks_map: RowBlockMap, *,
+                 concentration: np.ndarray | None = None):
         self.fitter = fitter
         self._blocks_map = blocks_map
         matrix, dim = fitter.cooccurrence, fitter.dim
@@ -342,7 +352,7 @@ class FreeRows:
         has_own = np.isfinite(own)
         totals = row_sums(matrix)
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
-        self.sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own)
+        self.sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own, concentration)
         self.dof = np.minimum(np.where(has_own, self.n_contexts - dim - 1, np.inf), _max_dof(noise_scale))
         self.precision = prior.precision
         self.shift = self.precision @ prior.mean
@@ -524,10 +534,15 @@ def _add_to_bin(sums: dict, index: int, matrix: np.ndarray) -> None:
         sums[index] = matrix.copy()
 
 
-def _scale_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray, pooled=False) -> np.ndarray:
-    """``noise_scale(totals, pooled)``, or ones."""
+def _scale_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray, pooled=False,
+              concentration: np.ndarray | None = None) -> np.ndarray:
+    """``noise_scale(totals, pooled)`` (at ``concentration`` where given), or ones."""
     totals = np.asarray(totals, dtype=np.float64)
-    return np.ones_like(totals) if noise_scale is None else np.asarray(noise_scale(totals, pooled), dtype=np.float64)
+    if noise_scale is None:
+        return np.ones_like(totals)
+    if concentration is None:  # a plain callable of (totals, pooled) works too
+        return np.asarray(noise_scale(totals, pooled), dtype=np.float64)
+    return np.asarray(noise_scale(totals, pooled, concentration), dtype=np.float64)
 
 
 def _max_dof(noise_scale: NoiseScaleFunction | None) -> float:

@@ -155,6 +155,73 @@ def test_each_halving_comes_from_its_own_child_of_the_seed_and_the_first_is_the_
     assert isinstance(one, tuple) and all((a != b).nnz == 0 for a, b in zip(one, halvings[0]))
 
 
+def test_fit_corpus_gives_the_pooled_text_and_each_half_their_own_concentrations():
+    from glovev_ext.pipeline import _random_halvings
+    documents, labels = simulated_books()
+    groups = glovev_ext.DocumentGroups.from_labels(labels, unit="books")
+    vectorizer = glovev_ext.CooccurrenceVectorizer(min_count=5, n_jobs=1, progress=False).fit(documents)
+    counts = vectorizer.count_by_group(documents, groups)
+    pair = _random_halvings(vectorizer, documents, 0, groups, 1, counts)
+    mask = groups.halves(np.random.default_rng(0).spawn(1)[0])
+    for half, side in zip(pair, (True, False)):
+        chosen = [d for d, a in zip(documents, mask) if a == side]
+        alone = vectorizer.count_by_group(chosen, groups.codes[mask == side])
+        np.testing.assert_allclose(half.group_concentration, glovev_ext.counting.group_concentration(alone),
+                                   rtol=1e-12)
+
+
+def books_with_local_words(n_local: int = 60, holders: int = 3, share: float = 0.25) -> tuple[list[str], list[int]]:
+    """The simulated books, with ``n_local`` local words (a character's name, a ship, a trade), each held by
+    ``holders`` books drawn at random, where a ``share`` of each holding book's tokens are its local words."""
+    rng = np.random.default_rng(0)
+    documents, labels = simulated_books()
+    local = np.array([f"l{i}" for i in range(n_local)])
+    owners = [set(rng.choice(N_BOOKS, holders, replace=False).tolist()) for _ in range(n_local)]
+    held = {book: [i for i in range(n_local) if book in owners[i]] for book in range(N_BOOKS)}
+    out = []
+    for document, book in zip(documents, labels):
+        tokens = document.split()
+        if held[book]:
+            for k in np.flatnonzero(rng.random(len(tokens)) < share):
+                tokens[k] = local[rng.choice(held[book])]
+        out.append(" ".join(tokens))
+    return out, labels
+
+
+def test_words_that_few_books_hold_vary_as_their_scale_says_when_it_follows_their_concentration():
+    """A band's factor is too narrow for words that few books hold and too wide for words spread over many
+    (docs/method.md 6.20); a factor that follows each row's concentration over its text's books fits both."""
+    documents, labels = books_with_local_words()
+    groups = glovev_ext.DocumentGroups.from_labels(labels, unit="books")
+    ratios = {}
+    for by_concentration in (True, False):
+        fitted = glovev_ext.fit_corpus(documents, glovev_ext.CooccurrenceVectorizer(min_count=5, n_jobs=1),
+                                       glovev_ext.GloVeVEstimator(n_components=5, epochs=10, random_state=0, n_jobs=1),
+                                       groups=groups, by_concentration=by_concentration, progress=False)
+        scale = fitted.estimator.noise_scale_
+        assert scale.by_concentration == by_concentration
+        assert ("slope" in fitted.metadata["glove"]["noise_scale"]["own"]) == by_concentration
+        if by_concentration:  # the knots' slopes and centres, saved as the scale has them
+            np.testing.assert_allclose(fitted.metadata["glove"]["noise_scale"]["own"]["slope"], scale.own.slopes,
+                                       atol=5e-5)
+            np.testing.assert_allclose(fitted.metadata["glove"]["noise_scale"]["own"]["concentration"],
+                                       scale.own.centres, atol=5e-6)
+        local, spread = [], []
+        for seed in (11, 12):  # halvings of the books the calibration did not use
+            words = split_half_check(fitted, documents, groups=labels, n_pairs=1, bands=(300,), random_state=seed,
+                                     progress=False).words
+            is_local = words.index.str.startswith("l")
+            assert is_local.sum() > 40
+            local.append(words["wald_per_dim"][is_local].mean() / words["expected"][is_local].mean())
+            spread.append(words["wald_per_dim"][~is_local].mean() / words["expected"][~is_local].mean())
+        ratios[by_concentration] = float(np.exp(np.mean(np.log(local)))), float(np.exp(np.mean(np.log(spread))))
+    # (1.16 and 0.68 by concentration; 2.16 and 0.31 by total only)
+    local, spread = ratios[True]
+    assert 0.7 <= local <= 1.5 and local / spread <= 2.5
+    local, spread = ratios[False]
+    assert local >= 1.8 and local / spread >= 4.0
+
+
 # The command line: --groups, --group-column, the corpora's own groups, and what the report and info say.
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -179,6 +246,14 @@ def test_fit_with_a_file_of_labels_and_with_a_table_says_what_the_intervals_desc
             in out)
     assert metadata["glove"]["noise_scale"]["n_halvings"] == 3
     assert "sampling: intervals describe resampling groups: 20 groups" in out.splitlines()
+    # the report says the factor follows the words' concentration exactly when the saved scale does
+    sloped = "slope" in metadata["glove"]["noise_scale"]["own"] or "slope" in metadata["glove"]["noise_scale"]["pooled"]
+    assert ("more for words that few groups hold" in out) == sloped
+    status, out, err = cli(capsys, "fit", corpus_file, "--groups", labels, "--no-concentration",
+                           "--output", tmp_path / "t", *FIT)
+    assert status == 0 and "few groups hold" not in out
+    saved = glovev_ext.load_model(tmp_path / "t")[1]["glove"]["noise_scale"]
+    assert all("slope" not in curve for curve in saved.values() if isinstance(curve, dict))
     status, out, _ = cli(capsys, "info", tmp_path / "m")
     assert status == 0 and "with a covariance; intervals describe resampling groups: 20 groups" in out.splitlines()[0]
     table = tmp_path / "authors.tsv"
@@ -237,21 +312,32 @@ def test_a_folder_is_grouped_by_its_files_when_it_has_enough_of_them(corpus_file
             assert "groups: the corpus's 3 files are too few to calibrate on (at least 10)" in out
 
 
-def test_the_check_splits_whole_groups_as_drawn_by_its_seed(books, monkeypatch):
+def test_the_check_splits_whole_groups_as_drawn_by_its_seed(books, grouped_books, monkeypatch):
     documents, labels = books
     fitted = fit(documents, None)
     seen = {}
 
-    def record(fitted, subcorpora):
-        seen.update(subcorpora)
+    def record(fitted, subcorpora, groups=None):
+        seen.update(subcorpora, groups=groups)
         raise RuntimeError("recorded")
 
     monkeypatch.setattr(glovev_ext.split_half, "fit_subcorpora", record)
     with pytest.raises(RuntimeError, match="recorded"):
         split_half_check(fitted, documents, groups=labels, random_state=7, progress=False)
-    first = glovev_ext.DocumentGroups.from_labels(labels).halves(np.random.default_rng(7))
+    groups = glovev_ext.DocumentGroups.from_labels(labels)
+    first = groups.halves(np.random.default_rng(7))
     assert seen["A"] == [d for d, a in zip(documents, first) if a]
     assert seen["B"] == [d for d, a in zip(documents, first) if not a]
+    assert seen["groups"] is None  # a scale in total only: the halves need no concentrations
+    # calibrated with a slope in the books' concentrations, each half is told its own books
+    estimator = grouped_books[2].estimator
+    own = estimator.noise_scale_.own
+    sloped = dataclasses.replace(own, slopes=np.full(own.factors.size, 2.0), centres=np.full(own.factors.size, 0.1))
+    monkeypatch.setattr(estimator, "noise_scale_", dataclasses.replace(estimator.noise_scale_, own=sloped))
+    with pytest.raises(RuntimeError, match="recorded"):
+        split_half_check(grouped_books[2], documents, groups=labels, random_state=7, progress=False)
+    np.testing.assert_array_equal(seen["groups"]["A"], groups.codes[first])
+    np.testing.assert_array_equal(seen["groups"]["B"], groups.codes[~first])
     with pytest.raises(ValueError, match="groups label 10 documents, but the corpus has 4,000"):
         split_half_check(fitted, documents, groups=labels[:10], progress=False)
 

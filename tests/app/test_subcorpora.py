@@ -116,3 +116,39 @@ def test_a_plan_refuses_what_it_cannot_plan(pooled):
         glovev_ext.plan_study(kv, cosine_statistic([("man", "woman")]), corpus_scales=(1, 0))
     with pytest.raises(glovev_ext.UndefinedCovarianceError, match="zzzz"):
         glovev_ext.plan_study(kv, cosine_statistic([("man", "zzzz")]))
+
+
+def test_subcorpora_told_their_groups_are_scaled_at_their_own_concentrations(documents, monkeypatch):
+    from glovev_ext.counting import CooccurrenceMatrix, group_concentration
+    from glovev_ext.covariance import NoiseScale
+    from glovev_ext.covariance.noise_scale import ScaleCurve
+    estimator = glovev_ext.GloVeVEstimator(n_components=DIM, epochs=5, n_jobs=1)
+    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, calibrate_noise=False, progress=False)
+    curve = ScaleCurve(np.log([10.0, 1000.0]), np.array([2.0, 3.0]), np.array([60, 60]), np.array([4.0, 4.0]),
+                       np.array([0.2, 0.2]))
+    monkeypatch.setattr(fitted.estimator, "noise_scale_", NoiseScale(curve, ScaleCurve.empty()))
+    labels = np.arange(len(documents)) // 100  # 30 "books" of 100 paragraphs
+    parts = {"first": documents[:1500], "second": iter(documents[1500:])}  # a one-shot iterator is read twice
+    halves = glovev_ext.fit_subcorpora(fitted, parts, groups={"first": labels[:1500], "second": labels[1500:]})
+    for name, chosen in (("first", slice(0, 1500)), ("second", slice(1500, None))):
+        rows = fitted.vectorizer.transform(documents[chosen])
+        x = group_concentration(fitted.vectorizer.count_by_group(documents[chosen], labels[chosen]))
+        told = fitted.estimator.conditional_fit(CooccurrenceMatrix(rows, group_concentration=x))
+        level = fitted.estimator.conditional_fit(rows)
+        words = list(rows.words)
+        kv = halves[name]
+        moved = 0
+        for word in kv.index_to_key[::50]:
+            i = words.index(word)
+            np.testing.assert_allclose(kv.covariance(word), told.covariance[i], rtol=1e-10)
+            moved += not np.allclose(told.covariance[i], level.covariance[i], rtol=1e-6)
+        assert moved > 0
+    alone = glovev_ext.fit_subcorpora(fitted, {"first": documents[:1500]})["first"]  # no labels: the level
+    i = list(fitted.vectorizer.transform(documents[:1500]).words).index("man")
+    np.testing.assert_allclose(alone.covariance("man"), level_of(fitted, documents[:1500])[i], rtol=1e-10)
+    with pytest.raises(ValueError, match="groups names 'third', which is not a sub-corpus"):
+        glovev_ext.fit_subcorpora(fitted, {"first": documents[:1500]}, groups={"third": labels[:10]})
+
+
+def level_of(fitted, documents):
+    return fitted.estimator.conditional_fit(fitted.vectorizer.transform(documents)).covariance

@@ -1,4 +1,5 @@
-"""The noise scale calibrated on two halves (docs/method.md 6.13): its pieces against numpy, and by simulation."""
+"""The noise scale calibrated on two halves (docs/method.md 6.13), with its slope in each row's concentration over
+groups (6.21): its pieces against numpy and by hand, and by simulation."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from sklearn.base import clone
 
 import glovev_ext
 from glovev_ext.covariance import NoiseScale
-from glovev_ext.covariance.noise_scale import (HalfComparison, ScaleCurve, compare_half_rows, noise_scale_from,
-                                               scale_curve)
+from glovev_ext.counting import CooccurrenceMatrix
+from glovev_ext.covariance.noise_scale import (MIN_RELATIVE_FACTOR, HalfComparison, ScaleCurve, compare_half_rows,
+                                               noise_scale_from, scale_curve)
 from glovev_ext.covariance.prior import shared_prior_difference
 from glovev_ext.glove import GloVeParameters
 
@@ -84,10 +86,11 @@ def test_several_halvings_pool_their_first_comparisons_and_take_the_first_halvin
     assert str(several).endswith("(3 halvings of 38 groups: at most 37 df)")
     assert str(replace(corrected, n_halvings=2)).endswith("(2 halvings of the documents)")
     comparisons = [HalfComparison(*(np.arange(3.0) + k for _ in range(3)), np.array([True, False, True]),
-                                  np.array([False, True, False])) for k in range(2)]
+                                  np.array([False, True, False]), np.full(3, 0.1 * k)) for k in range(2)]
     joined = HalfComparison.joined(comparisons)
     np.testing.assert_array_equal(joined.total, [0.0, 1.0, 2.0, 1.0, 2.0, 3.0])
     np.testing.assert_array_equal(joined.pooled, [True, False, True] * 2)
+    np.testing.assert_array_equal(joined.concentration, [0.0] * 3 + [0.1] * 3)
 
 
 def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_model, embedded_cooccurrence, halves,
@@ -137,7 +140,7 @@ def test_the_knots_are_each_bins_mean_wald_over_its_mean_expectation():
         assert curve.factors[k] == pytest.approx(wald[members].mean() / expected[members].mean())
     # the two kinds of a comparison are calibrated apart; words of mixed kind in neither
     kind = rng.integers(0, 3, 4000)
-    scale = noise_scale_from(HalfComparison(total, wald, expected, kind == 1, kind == 0))
+    scale = noise_scale_from(HalfComparison(total, wald, expected, kind == 1, kind == 0, np.full(4000, np.nan)))
     for curve, k in ((scale.own, 0), (scale.pooled, 1)):
         by_hand = scale_curve(total[kind == k], wald[kind == k], expected[kind == k])
         np.testing.assert_array_equal(curve.factors, by_hand.factors)
@@ -149,13 +152,15 @@ def test_small_bins_join_their_neighbours_and_too_few_words_give_no_knots():
     assert curve.n_words.tolist() == [65]  # the lone bins above join the first, none is counted twice
     assert curve.factors.tolist() == [2.0]
     assert scale_curve(total[:40], np.ones(40), np.ones(40), min_words=50).factors.size == 0
-    none = HalfComparison(total[:40], np.ones(40), np.ones(40), np.zeros(40, bool), np.ones(40, bool))
+    none = HalfComparison(total[:40], np.ones(40), np.ones(40), np.zeros(40, bool), np.ones(40, bool),
+                          np.full(40, np.nan))
     assert noise_scale_from(none).is_identity
 
 
 def residual(ratio: float, n: int = 60, total: float = 100.0) -> HalfComparison:
     """A second comparison whose rows (all with their own s2) show ``ratio`` at ``total``."""
-    return HalfComparison(np.full(n, total), np.full(n, ratio), np.ones(n), np.zeros(n, bool), np.ones(n, bool))
+    return HalfComparison(np.full(n, total), np.full(n, ratio), np.ones(n), np.zeros(n, bool), np.ones(n, bool),
+                          np.full(n, np.nan))
 
 
 @pytest.mark.parametrize("first, ratio, expected", [
@@ -431,3 +436,174 @@ def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores
                       (comparison.expected, expected), (comparison.pooled, pooled_a & pooled_b),
                       (comparison.own, ~pooled_a & ~pooled_b)):
         np.testing.assert_array_equal(got, np.asarray(want))
+
+
+# The slope in each row's concentration over groups (docs/method.md 6.21)
+
+
+def sloped(slopes, centres, factors=(2.0, 4.0), totals=(10.0, 1000.0)) -> ScaleCurve:
+    return ScaleCurve(np.log(totals), np.array(factors, dtype=float), np.array([60] * len(factors)),
+                      np.array(slopes, dtype=float), np.array(centres, dtype=float))
+
+
+def test_each_knots_slope_is_the_expectation_weighted_regression_of_the_ratio_on_concentration():
+    rng = np.random.default_rng(0)
+    n = 20_000
+    total = np.exp(rng.uniform(np.log(10.0), np.log(10_000.0), n))
+    concentration = rng.beta(1.0, 4.0, n)
+    expected = np.where(rng.random(n) < 0.5, 1.0, 1.4)
+    truth = 0.6 + 3.0 * concentration  # a level plus a multiple of 1 / n_eff, as sampling groups gives
+    wald = expected * truth * rng.gamma(25.0, 1 / 25.0, n)
+    curve = scale_curve(total, wald, expected, concentration)
+    plain = scale_curve(total, wald, expected)
+    np.testing.assert_array_equal(curve.factors, plain.factors)  # the level is the bins' as before
+    assert plain.slopes is None and not plain.by_concentration and curve.by_concentration
+    logs = np.log(total)
+    edges = np.concatenate([[-np.inf], logs.min() + np.log(2.0) * np.arange(1, curve.factors.size), [np.inf]])
+    for k in range(curve.factors.size):
+        members = (logs >= edges[k]) & (logs < edges[k + 1])
+        ratio, x, weights = wald[members] / expected[members], concentration[members], expected[members]
+        slope, _ = np.polyfit(x, ratio, 1, w=np.sqrt(weights))  # weighted least squares, weights E
+        centre = np.average(x, weights=weights)
+        assert curve.centres[k] == pytest.approx(centre, rel=1e-10)
+        assert curve.slopes[k] == pytest.approx(slope / curve.factors[k], rel=1e-8)
+        # and the line is the truth's, relative to its level at the centre
+        assert curve.slopes[k] == pytest.approx(3.0 / (0.6 + 3.0 * centre), rel=0.15)
+    # the factor of a row: the level times 1 + slope (x - centre)
+    at = np.array([50.0, 50.0, 50.0])
+    x = np.array([0.05, 0.5, np.nan])
+    level = plain(at)
+    by_hand = level * (1 + np.interp(np.log(50.0), curve.log_totals, curve.slopes)
+                       * (x - np.interp(np.log(50.0), curve.log_totals, curve.centres)))
+    np.testing.assert_allclose(curve(at, x)[:2], by_hand[:2], rtol=1e-12)
+    assert curve(at, x)[2] == level[2] and np.array_equal(curve(at), level)  # unknown concentration: the level
+
+
+def test_slopes_are_kept_between_zero_and_one_over_the_centre():
+    rng = np.random.default_rng(1)
+    n = 400
+    total, expected = np.full(n, 100.0), np.ones(n)
+    x = rng.uniform(0.05, 0.35, n)
+    falling = scale_curve(total, 3.0 - 5.0 * x, expected, x)
+    assert falling.slopes.tolist() == [0.0]  # sampling groups cannot make a concentrated word vary less
+    assert scale_curve(total, 3.0 - 5.0 * x, expected, x, nonnegative_slopes=False).slopes[0] < 0  # a residual's
+    steep = scale_curve(total, np.maximum(40.0 * (x - 0.15), 0.01), expected, x)
+    assert steep.slopes[0] == pytest.approx(1.0 / steep.centres[0])  # no factor below 0 at x = 0
+    # one group (or words spread alike): nothing to regress on
+    assert scale_curve(total, rng.gamma(2.0, 1.0, n), expected, np.full(n, 0.2)).slopes.tolist() == [0.0]
+
+
+def test_a_rows_factor_never_falls_below_a_share_of_its_level_and_the_knots_say_their_slopes():
+    curve = sloped([10.0, 10.0], [0.2, 0.2])
+    np.testing.assert_allclose(curve(np.array([10.0, 10.0]), np.array([0.0, 0.3])),
+                               [2.0 * MIN_RELATIVE_FACTOR, 2.0 * 2.0])
+    assert curve.to_dict() == {"total": [10.0, 1000.0], "factor": [2.0, 4.0], "n_words": [60, 60],
+                               "slope": [10.0, 10.0], "concentration": [0.2, 0.2]}
+    assert str(curve) == "2.00 (slope 10.0) at 10, 4.00 (slope 10.0) at 1,000"
+    scale = NoiseScale(curve, ScaleCurve.empty())
+    assert scale.by_concentration and str(scale).endswith("concentration over groups")
+    np.testing.assert_allclose(scale.slope(np.array([10.0, 100.0])), [10.0, 10.0])
+    np.testing.assert_allclose(scale(np.array([100.0]), True, np.array([0.25])), [3.0 * 1.5])  # pooled: the own curve
+
+
+def comparison(ratio_at, n=400, total=100.0, seed=0) -> HalfComparison:
+    """A comparison whose rows (all with their own s2) show ``ratio_at(x)`` at ``total``, x uniform in [0.05, 0.45]."""
+    x = np.random.default_rng(seed).uniform(0.05, 0.45, n)
+    return HalfComparison(np.full(n, total), ratio_at(x), np.ones(n), np.zeros(n, bool), np.ones(n, bool), x)
+
+
+@pytest.mark.parametrize("level, residual_level", [(2.0, 1.25), (2.0, 0.8), (1.02, 1.25)])
+def test_a_refined_slope_takes_the_secant_step_the_level_takes(level, residual_level):
+    first_curve = scale_curve(*(lambda c: (c.total, c.wald_per_dim, c.expected, c.concentration))(
+        comparison(lambda x: level * (1 + 2.0 * (x - 0.25)))))
+    first = NoiseScale(first_curve, ScaleCurve.empty())
+    residual = comparison(lambda x: residual_level * (1 + 0.5 * (x - 0.25)))
+    refined = first.refined(residual)
+    residual_curve = scale_curve(residual.total, residual.wald_per_dim, residual.expected, residual.concentration)
+    log_start, log_residual = np.log(first_curve.factors[0]), np.log(residual_curve.factors[0])
+    step = np.clip(log_start / (log_start - log_residual), 1.0, 2.0) if abs(log_start) > np.log(1.05) else 1.0
+    rho = residual_curve.slopes[0]
+    assert refined.own.slopes[0] == pytest.approx(first_curve.slopes[0] + step * rho, rel=1e-10)
+    assert refined.own.centres[0] == pytest.approx(np.mean(residual.concentration), rel=1e-12)
+    # the level as without concentrations
+    plain = NoiseScale(ScaleCurve(first_curve.log_totals, first_curve.factors, first_curve.n_words),
+                       ScaleCurve.empty()).refined(residual)
+    np.testing.assert_allclose(refined.own.factors, plain.own.factors, rtol=1e-12)
+
+
+def test_pooled_halvings_move_their_slopes_by_the_first_halvings_refinement():
+    first = NoiseScale(sloped([1.0, 2.0], [0.2, 0.1]), ScaleCurve.empty())
+    refined = NoiseScale(sloped([2.5, 3.0], [0.2, 0.1], factors=(2.5, 5.0)), ScaleCurve.empty())
+    pooled = NoiseScale(sloped([1.5, 1.5, 1.5], [0.2, 0.15, 0.1], factors=(1.8, 3.0, 3.5),
+                               totals=(10.0, 100.0, 1000.0)), ScaleCurve.empty())
+    corrected = pooled.corrected(first, refined)
+    np.testing.assert_allclose(corrected.own.slopes, [1.5 + 1.5, 1.5 + 1.25, 1.5 + 1.0])
+    np.testing.assert_allclose(corrected.own.factors, [1.8 * 1.25, 3.0 * 1.25, 3.5 * 1.25])
+    np.testing.assert_array_equal(corrected.own.centres, pooled.own.centres)
+
+
+def with_concentration(matrix, seed) -> CooccurrenceMatrix:
+    x = np.random.default_rng(seed).uniform(0.02, 0.6, matrix.shape[0])
+    return CooccurrenceMatrix(matrix, group_concentration=x)
+
+
+def test_compare_half_rows_weighs_the_halves_concentrations_by_their_covariances_traces(posterior_model, halves):
+    model = posterior_model
+    concentrations = tuple(with_concentration(half, k).group_concentration for k, half in enumerate(halves))
+    comparison = compare_half_rows(halves, options(model), model.prior_, model._fallback_sigma2,
+                                   concentrations=concentrations)
+    plain = compare_half_rows(halves, options(model), model.prior_, model._fallback_sigma2)
+    np.testing.assert_array_equal(comparison.wald_per_dim, plain.wald_per_dim)  # no scale: the same fits
+    assert np.isnan(plain.concentration).all()
+    fits = [model.conditional_fit(half) for half in halves]
+    precision = model.prior_.precision
+    both = np.flatnonzero(np.isfinite(fits[0].embedding).all(axis=1) & np.isfinite(fits[1].embedding).all(axis=1))
+    by_hand = []
+    for i in both:  # the rows kept, as test_compare_half_rows_matches_each_words_wald_statistic_by_hand keeps them
+        a, b = fits[0].covariance[int(i)], fits[1].covariance[int(i)]
+        inverse_dofs = 1.0 / fits[0].covariance.dof[i], 1.0 / fits[1].covariance.dof[i]
+        spread = np.trace(a) ** 2 * inverse_dofs[0] + np.trace(b) ** 2 * inverse_dofs[1]
+        nu = np.inf if spread == 0 else (np.trace(a) + np.trace(b)) ** 2 / spread
+        if np.linalg.cond(a + b - a @ precision @ b - b @ precision @ a) > 1e10 or nu <= 4:
+            continue
+        traces = np.trace(a), np.trace(b)
+        by_hand.append((traces[0] * concentrations[0][i] + traces[1] * concentrations[1][i]) / sum(traces))
+    np.testing.assert_allclose(comparison.concentration, by_hand, rtol=1e-9)
+
+
+def test_the_estimator_scales_each_row_at_its_own_total_and_concentration(posterior_model, embedded_cooccurrence,
+                                                                         halves):
+    X = with_concentration(embedded_cooccurrence, 7)
+    pair = tuple(with_concentration(half, 8 + k) for k, half in enumerate(halves))
+    calibrated = clone(posterior_model).fit(X, halves=pair)
+    scale = calibrated.noise_scale_
+    assert scale.by_concentration
+    np.testing.assert_array_equal(calibrated.group_concentration_, X.group_concentration)
+    totals = np.asarray(embedded_cooccurrence.sum(axis=1)).ravel()
+    pooled = np.isinf(posterior_model.covariance_.dof)
+    np.testing.assert_allclose(calibrated.sigma2_,
+                               posterior_model.sigma2_ * scale(totals, pooled, X.group_concentration), rtol=1e-12)
+    assert "slope" in calibrated.noise_scale_.to_dict()["own"]
+    # new rows: at their own concentration where they carry one, at the level where not
+    x = pair[0].group_concentration[:300]
+    rows = CooccurrenceMatrix(halves[0][:300], group_concentration=x)
+    plain, scaled = posterior_model.conditional_fit(rows), calibrated.conditional_fit(rows)
+    fitted = np.isfinite(plain.sigma2)
+    row_totals = np.asarray(rows.sum(axis=1)).ravel()
+    row_pooled = np.isinf(plain.covariance.dof)
+    np.testing.assert_allclose(scaled.sigma2[fitted], (plain.sigma2 * scale(row_totals, row_pooled, x))[fitted],
+                               rtol=1e-12)
+    unlabelled = calibrated.conditional_fit(halves[0][:300])
+    np.testing.assert_allclose(unlabelled.sigma2[fitted], (plain.sigma2 * scale(row_totals, row_pooled))[fitted],
+                               rtol=1e-12)
+    # halves without concentrations: a scale in total only, as before
+    assert not clone(posterior_model).fit(X, halves=halves).noise_scale_.by_concentration
+
+
+def test_concentrations_of_the_wrong_shape_are_named(posterior_model, embedded_cooccurrence, halves):
+    wrong = CooccurrenceMatrix(halves[1])
+    wrong.group_concentration = np.full(5, 0.5)
+    with pytest.raises(ValueError, match=r"halves\[1\]\.group_concentration has shape \(5,\)"):
+        clone(posterior_model).fit(embedded_cooccurrence, halves=(halves[0], wrong))
+    with pytest.raises(ValueError, match="X.group_concentration"):
+        posterior_model.conditional_fit(wrong)
