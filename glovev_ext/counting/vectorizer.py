@@ -258,21 +258,28 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
         table = TokenTable.from_words(list(self.vocabulary_))
         n_words, n_groups = len(self.vocabulary_), groups.n_groups
         keys, counts, first_document = [], [], 0
-        with self._progress_bar("counting words by group") as bar:
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        waiting: deque[Future] = deque()
+
+        def take(result: tuple[np.ndarray, np.ndarray, int]) -> None:
+            keys.append(result[0])
+            counts.append(result[1])
+            bar.update(result[2])
+
+        # the calling thread encodes the chunks; the lookups and counts, which release the GIL, run on threads
+        with self._progress_bar("counting words by group") as bar, ThreadPoolExecutor(n_jobs) as pool:
             for chunk in self._chunks(raw_documents):
-                ids, doc_ends = looked_up_ids(table, chunk)
-                if first_document + doc_ends.size > groups.n_documents:
+                n_documents = chunk.doc_segment_ends.size
+                if first_document + n_documents > groups.n_documents:
                     raise ValueError(f"groups label {groups.n_documents:,} documents, but the corpus has more: give "
                                      "one label per document, in the corpus's order")
-                documents = np.repeat(np.arange(doc_ends.size), np.diff(doc_ends, prepend=0))
-                known = ids >= 0
-                chunk_keys = (ids[known].astype(np.int64) * n_groups
-                              + groups.codes[first_document + documents[known]])
-                unique, unique_counts = np.unique(chunk_keys, return_counts=True)
-                keys.append(unique)
-                counts.append(unique_counts)
-                first_document += doc_ends.size
-                bar.update(ids.size)
+                waiting.append(pool.submit(_group_keys, table, chunk,
+                                           groups.codes[first_document:first_document + n_documents], n_groups))
+                first_document += n_documents
+                if len(waiting) >= 2 * n_jobs:
+                    take(waiting.popleft().result())
+            while waiting:
+                take(waiting.popleft().result())
         if first_document != groups.n_documents:
             raise ValueError(f"groups label {groups.n_documents:,} documents, but the corpus has {first_document:,}: "
                              "give one label per document, in the corpus's order")
@@ -454,6 +461,18 @@ class CooccurrenceVectorizer(TransformerMixin, BaseEstimator):
     def _progress_bar(self, description: str, total: int | None = None) -> tqdm:
         return tqdm(desc=description, total=total, unit="tok", unit_scale=True, disable=not self.progress,
                     leave=False)
+
+
+def _group_keys(table: TokenTable, chunk: TextChunk, codes: np.ndarray,
+                n_groups: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """A chunk's distinct ``word * n_groups + group`` keys and their counts, given its documents' group ``codes``,
+    and its number of tokens."""
+    ids, doc_ends = looked_up_ids(table, chunk)
+    documents = np.repeat(np.arange(doc_ends.size), np.diff(doc_ends, prepend=0))
+    known = ids >= 0
+    unique, unique_counts = np.unique(ids[known].astype(np.int64) * n_groups + codes[documents[known]],
+                                      return_counts=True)
+    return unique, unique_counts, ids.size
 
 
 # A chunk being counted takes about this many times its bytes of text (with the default window).

@@ -443,7 +443,9 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "covariance_")
         rows = self._validated_rows(X)
         if self.point_estimate == "posterior":
-            embedding = self._conditional_fit(rows).embedding
+            concentration = check_group_concentration(getattr(X, "group_concentration", None), rows.shape[0],
+                                                      "X.group_concentration")
+            embedding = self._conditional_fit(rows, concentration).embedding
             short = np.flatnonzero(np.isnan(embedding).any(axis=1))
             if short.size:
                 raise ValueError(f"{short.size} rows have fewer than 2 contexts, so their bias takes all the data and "

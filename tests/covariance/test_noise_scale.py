@@ -596,6 +596,14 @@ def test_the_estimator_scales_each_row_at_its_own_total_and_concentration(poster
     unlabelled = calibrated.conditional_fit(halves[0][:300])
     np.testing.assert_allclose(unlabelled.sigma2[fitted], (plain.sigma2 * scale(row_totals, row_pooled))[fitted],
                                rtol=1e-12)
+    # transform's vectors are the same rows' posterior means, at their concentration where they carry one
+    enough = np.flatnonzero(fitted)[:100]
+    labelled_rows = CooccurrenceMatrix(halves[0][enough], group_concentration=x[enough])
+    labelled = calibrated.transform(labelled_rows)
+    np.testing.assert_array_equal(labelled, calibrated.conditional_fit(labelled_rows).embedding)
+    np.testing.assert_array_equal(calibrated.transform(halves[0][enough]),
+                                  calibrated.conditional_fit(halves[0][enough]).embedding)
+    assert not np.allclose(labelled, calibrated.transform(halves[0][enough]))
     # halves without concentrations: a scale in total only, as before
     assert not clone(posterior_model).fit(X, halves=halves).noise_scale_.by_concentration
 
