@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import glovev_ext
@@ -38,3 +39,15 @@ def corpus_groups(name: str, unit: str) -> glovev_ext.DocumentGroups | None:
         manifest = glovev_ext.counting.default_corpus_manifest_path()
     column = "author" if unit == "authors" else ("doc" if manifest.name == "manifest.tsv" else "book")
     return glovev_ext.read_groups(manifest, column=column, unit=unit)
+
+
+CORPORA = ("embedded", "gutenberg_us_10m", "gutenberg_us_31m")
+
+
+def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a benchmark that fits a corpus with its groups: ``--corpus``, ``--n-components``,
+    ``--epochs`` and ``--groups`` (books or authors)."""
+    parser.add_argument("--corpus", default="embedded", choices=CORPORA)
+    parser.add_argument("--n-components", type=int, default=50)
+    parser.add_argument("--epochs", type=int, default=25)
+    parser.add_argument("--groups", default="books", choices=("books", "authors"))

@@ -18,17 +18,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from _data import corpus, corpus_groups
+from _data import add_fit_arguments, corpus, corpus_groups
 
 import glovev_ext
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default="embedded", choices=("embedded", "gutenberg_us_10m", "gutenberg_us_31m"))
-    parser.add_argument("--n-components", type=int, default=50)
-    parser.add_argument("--epochs", type=int, default=25)
-    parser.add_argument("--groups", default="books", choices=("books", "authors"))
+    add_fit_arguments(parser)
     parser.add_argument("--no-concentration", action="store_true",
                         help="scale rows by their total only (fit_corpus(by_concentration=False))")
     options = parser.parse_args()

@@ -27,7 +27,7 @@ import argparse
 import time
 
 import numpy as np
-from _data import corpus, corpus_groups
+from _data import add_fit_arguments, corpus, corpus_groups
 
 import glovev_ext
 from glovev_ext.stats import cosine_statistic
@@ -37,10 +37,7 @@ BANDS = (5, 100, 300, 1_000, 3_000)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", default="embedded", choices=("embedded", "gutenberg_us_10m", "gutenberg_us_31m"))
-    parser.add_argument("--n-components", type=int, default=50)
-    parser.add_argument("--epochs", type=int, default=25)
-    parser.add_argument("--groups", default="books", choices=("books", "authors"))
+    add_fit_arguments(parser)
     parser.add_argument("--n-folds", type=int, default=None)
     parser.add_argument("--n-pairs", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
