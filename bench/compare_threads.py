@@ -10,8 +10,8 @@ the prior comes from the most frequent ``--words`` rows' optima. ``--words`` row
 whose comparisons run on the fits' ``n_jobs`` threads, queued between their blocks) at each
 ``--threads``. The same rows are also timed in parts on one thread: both halves' posteriors alone
 (``F``, ``free_row_posteriors``) and then each word's comparison written out (``C``: both dense
-covariances, the shared-prior difference, its condition (``condition_within``: factorisations, the
-eigenvalues where they cannot decide) and a solve, the pass's work per word);
+covariances, the shared-prior difference, its condition and a solve (``solve_within``: factorisations, the
+eigenvalues where they cannot decide), the pass's work per word);
 ``F + C`` is the pass's work on one thread, the baseline of the speed-ups. A pass that compared in
 its main thread while the pool fitted could not take less than ``C``, so its speed-up over one
 thread is at most ``(F + C) / C``, whatever the number of cores; comparing on the threads pays
@@ -30,7 +30,7 @@ from _data import corpus
 from threadpoolctl import threadpool_limits
 
 import glovev_ext
-from glovev_ext.covariance.noise_scale import compare_half_rows, condition_within
+from glovev_ext.covariance.noise_scale import compare_half_rows, solve_within
 from glovev_ext.covariance.prior import free_row_posteriors, row_optima, shared_prior_difference
 from glovev_ext.covariance.wls import WordFitter
 from glovev_ext.glove import train_glove
@@ -90,8 +90,7 @@ def _compare_by_hand(fits: list, precision: np.ndarray) -> int:
         for i in both:
             covariance_a, covariance_b = store_a[i], store_b[i]
             difference = shared_prior_difference(covariance_a, covariance_b, precision)
-            condition_within(difference, 1e10)
-            np.linalg.solve(difference, vectors_a[i] - vectors_b[i])
+            solve_within(difference, vectors_a[i] - vectors_b[i], 1e10)
     return both.size
 
 

@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from ._checks import DEFAULT_SEED, as_generator, check_int
+from .counting import CooccurrenceMatrix, group_concentration
 from .counting.corpus import DocumentSubset, LineCorpus
 from .counting.groups import DocumentGroups
 from .keyed_vectors import KeyedVectorsWithVariance
@@ -215,7 +216,8 @@ def group_jackknife(fitted: FittedCorpus, documents: Iterable, groups, *, n_fold
     ----------
     fitted : FittedCorpus
         :func:`~glovev_ext.fit_corpus` of the pooled corpus: its context vectors and biases, prior
-        and noise scale fit every fold.
+        and noise scale fit every fold (a scale that follows each word's concentration over the
+        groups, docs/method.md 6.21, at the concentration over the groups each fit keeps).
     documents : LineCorpus or sequence of documents
         The corpus as ``fit_corpus`` took it (read once per fold), or, as a sequence, a
         sub-corpus of it (one decade's books) with that sub-corpus's ``keyed_vectors``.
@@ -280,9 +282,15 @@ def group_jackknife(fitted: FittedCorpus, documents: Iterable, groups, *, n_fold
     total = sum(folds[1:], folds[0])
     smallest = min(float(fold.data.min()) for fold in folds if fold.nnz)
     words = tuple(fitted.cooccurrence.words)
+    scale = estimator.noise_scale_
+    # a scale that follows concentration scales each remainder's rows at their concentration over its groups
+    by_group = vectorizer.count_by_group(documents, groups) if scale is not None and scale.by_concentration else None
     fold_vectors = np.empty((n_folds, len(words), estimator.n_components))
     for k in tqdm(range(n_folds), desc="fitting without each fold", disable=not progress):
-        fold_vectors[k] = estimator.conditional_fit(_remainder(total, folds[k], smallest)).embedding
+        rows = _remainder(total, folds[k], smallest)
+        if by_group is not None:
+            rows = CooccurrenceMatrix(rows, group_concentration=group_concentration(by_group, fold_of_group != k))
+        fold_vectors[k] = estimator.conditional_fit(rows).embedding
         logger.info("group jackknife: fold %d of %d left out", k + 1, n_folds)
     return GroupJackknife(fitted.keyed_vectors if keyed_vectors is None else keyed_vectors, words, fold_vectors,
                           groups, fold_of_group)

@@ -43,7 +43,8 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
         from), for a pooled fit calibrated with groups (``fit_corpus(..., groups=...)``): each
         row's noise then follows its concentration over the sub-corpus's own groups, as the
         calibration's halves did (docs/method.md 6.21); the documents are read twice. A sub-corpus
-        without labels is scaled at its rows' totals only.
+        without labels, or of a pooled fit whose scale follows the totals only, is scaled at its
+        rows' totals only (its labels are then not read).
 
     Returns
     -------
@@ -64,12 +65,14 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
     if unknown:
         raise ValueError(f"groups names {unknown[0]!r}, which is not a sub-corpus (they are "
                          f"{', '.join(map(repr, subcorpora))})")
+    scale = fitted.estimator.noise_scale_
+    counted = set(groups) if scale is not None and scale.by_concentration else set()  # else x changes no factor
     out = {}
     for name, documents in subcorpora.items():
-        if name in groups and isinstance(documents, Iterator):
+        if name in counted and isinstance(documents, Iterator):
             documents = list(documents)  # read once to count, once for each group's words
         rows = fitted.vectorizer.transform(documents)
-        if name in groups:
+        if name in counted:
             rows.group_concentration = group_concentration(fitted.vectorizer.count_by_group(documents, groups[name]))
         words = list(rows.words)
         conditional = fitted.estimator.conditional_fit(rows)

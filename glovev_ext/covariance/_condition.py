@@ -7,14 +7,16 @@ comparison; two cheaper proofs settle most words first, each with room left for 
 rounding (of order ``D eps`` times the largest eigenvalue), and the eigenvalues decide the rest,
 so the answer is always theirs:
 
+- *within the limit*, tried first (most matrices are): a Cholesky factorisation of ``A`` less a
+  little more than ``u / limit`` times the identity succeeds, where ``u`` (the smaller of the
+  1-norm and the Frobenius norm) bounds the largest eigenvalue magnitude. Then ``A`` is positive
+  definite and its smallest eigenvalue is above its largest over the limit;
 - *beyond the limit*: a few steps of inverse iteration (an LU factorisation and triangular
   solves) find a unit vector ``x`` with ``||A x||`` below the largest diagonal magnitude over the
   limit. The smallest eigenvalue magnitude is at most ``||A x||``, the largest at least every
-  diagonal magnitude;
-- *within the limit*: a Cholesky factorisation of ``A`` less a little more than ``u / limit``
-  times the identity succeeds, where ``u`` (the smaller of the 1-norm and the Frobenius norm)
-  bounds the largest eigenvalue magnitude. Then ``A`` is positive definite and its smallest
-  eigenvalue is above its largest over the limit.
+  diagonal magnitude.
+
+The two proofs cannot both hold, so the order in which they are tried does not change an answer.
 """
 
 from __future__ import annotations
@@ -29,18 +31,39 @@ _INVERSE_STEPS = 3
 
 def condition_within(matrix: np.ndarray, limit: float) -> bool:
     """Whether ``symmetric_condition(matrix) <= limit``, for a symmetric ``matrix``."""
+    verdict = _factorised_verdict(matrix, limit)
+    return symmetric_condition(matrix) <= limit if verdict is None else verdict
+
+
+def solve_within(matrix: np.ndarray, rhs: np.ndarray, limit: float) -> np.ndarray | None:
+    """``matrix^{-1} rhs`` where ``condition_within(matrix, limit)``, else None, for a symmetric ``matrix``.
+
+    A matrix proved within the limit by a Cholesky factorisation is positive definite, and its own Cholesky
+    factorisation solves (a third of an LU factorisation's work); the others, by LU.
+    """
+    if not condition_within(matrix, limit):
+        return None
+    factor, info = lapack.dpotrf(matrix, lower=1, clean=0)
+    if info == 0:
+        return lapack.dpotrs(factor, rhs, lower=1)[0]
+    return np.linalg.solve(matrix, rhs)
+
+
+def _factorised_verdict(matrix: np.ndarray, limit: float) -> bool | None:
+    """``condition_within``'s answer where one of the two proofs gives it (the Cholesky one first: most matrices
+    are within the limit), None where only the eigenvalues can."""
     dim = matrix.shape[0]
     upper = min(float(np.abs(matrix).sum(axis=0).max()), float(np.linalg.norm(matrix)))
     if not np.isfinite(upper) or upper == 0:
-        return symmetric_condition(matrix) <= limit
+        return None
     rounding = 8.0 * dim * np.finfo(np.float64).eps * upper
-    lower = float(np.abs(np.diagonal(matrix)).max())
-    if _nearly_annihilated(matrix, lower / limit - rounding):
-        return False
     shifted = matrix - (1.1 * upper / limit + rounding) * np.eye(dim)
     if lapack.dpotrf(shifted, lower=1, clean=0, overwrite_a=1)[1] == 0:
         return True
-    return symmetric_condition(matrix) <= limit
+    lower = float(np.abs(np.diagonal(matrix)).max())
+    if _nearly_annihilated(matrix, lower / limit - rounding):
+        return False
+    return None
 
 
 def _nearly_annihilated(matrix: np.ndarray, bound: float) -> bool:

@@ -436,8 +436,10 @@ class CholeskyFactor(_TriangularFactor):
         return self._inverse_transpose_times(np.eye(self.dim))
 
     def _dense(self) -> np.ndarray:
-        inverse = lapack.dpotri(self.lower(), lower=1)[0]
-        return np.tril(inverse) + np.tril(inverse, -1).T
+        inverse = lapack.dpotri(self.lower(), lower=1)[0]  # the lower triangle; the upper one left as given: 0
+        symmetric = inverse + inverse.T
+        np.fill_diagonal(symmetric, np.diagonal(inverse))
+        return symmetric
 
 
 class RootFactor(_TriangularFactor):

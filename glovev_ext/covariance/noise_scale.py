@@ -31,7 +31,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import release_pages, row_sums
-from ._condition import condition_within
+from ._condition import solve_within
 from ._row_blocks import RowBlockMap
 from .device import DeviceWordFitter
 from .prior import FittedBlock, FreeRows, GaussianPrior, shared_prior_difference
@@ -436,16 +436,17 @@ def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlo
     for position in both:
         i = int(block[position])
         covariance_a, covariance_b = factors_a[i].dense(), factors_b[i].dense()
-        difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
-        if not condition_within(difference_covariance, _MAX_DIFFERENCE_CONDITION):
-            continue
         trace_a, trace_b = np.trace(covariance_a), np.trace(covariance_b)
         nu = _welch_satterthwaite(trace_a, trace_b, dof_a[i], dof_b[i])
         if nu <= _MIN_DOF:
             continue
         difference = fitted_a.vectors[position] - fitted_b.vectors[position]
+        solved = solve_within(shared_prior_difference(covariance_a, covariance_b, precision), difference,
+                              _MAX_DIFFERENCE_CONDITION)
+        if solved is None:
+            continue
         kept.append(i)
-        wald.append(float(difference @ np.linalg.solve(difference_covariance, difference)) / covariance_a.shape[0])
+        wald.append(float(difference @ solved) / covariance_a.shape[0])
         expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
         share.append(float(trace_a / (trace_a + trace_b)))
     return kept, wald, expected, share

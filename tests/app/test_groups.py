@@ -18,6 +18,7 @@ import pytest
 from scipy import stats
 
 import glovev_ext
+from glovev_ext.counting import group_concentration
 from glovev_ext.split_half import split_half_check
 from glovev_ext.stats import cosine_statistic
 
@@ -402,6 +403,27 @@ def test_each_folds_vectors_are_the_rows_of_what_it_leaves_counted_directly(grou
         direct = fitted.estimator.conditional_fit(fitted.vectorizer.transform(rest)).embedding
         np.testing.assert_allclose(jackknife.fold_vectors[k], direct, rtol=1e-7, atol=1e-9)
         assert np.isfinite(direct).any(axis=1).sum() > 100
+
+
+def test_a_scale_that_follows_concentration_scales_each_fold_at_its_own(grouped_books, monkeypatch):
+    """Each fold's rows at their concentration over the books it keeps, counted directly."""
+    documents, groups, fitted = grouped_books
+    scale = fitted.estimator.noise_scale_
+    knots = scale.own.factors.size
+    following = dataclasses.replace(scale.own, slopes=np.full(knots, 2.0), centres=np.full(knots, 0.05))
+    monkeypatch.setattr(fitted.estimator, "noise_scale_", dataclasses.replace(scale, own=following))
+    jackknife = glovev_ext.group_jackknife(fitted, documents, groups, n_folds=4, random_state=3, progress=False)
+    fold_of_document = jackknife.fold_of_group[groups.codes]
+    for k in (0, 3):
+        kept = fold_of_document != k
+        rest = [d for d, keep in zip(documents, kept) if keep]
+        by_book = fitted.vectorizer.count_by_group(rest, np.asarray(groups.codes)[kept])
+        rows = glovev_ext.CooccurrenceMatrix(fitted.vectorizer.transform(rest),
+                                             group_concentration=group_concentration(by_book))
+        direct = fitted.estimator.conditional_fit(rows).embedding
+        np.testing.assert_allclose(jackknife.fold_vectors[k], direct, rtol=1e-7, atol=1e-9)
+        at_level = fitted.estimator.conditional_fit(fitted.vectorizer.transform(rest)).embedding
+        assert not np.allclose(at_level, direct, rtol=1e-5, atol=0, equal_nan=True)
 
 
 def test_the_covariance_the_result_and_the_table_follow_the_jackknife_formula(grouped_books, jackknife):

@@ -148,6 +148,13 @@ def test_subcorpora_told_their_groups_are_scaled_at_their_own_concentrations(doc
     np.testing.assert_allclose(alone.covariance("man"), level_of(fitted, documents[:1500])[i], rtol=1e-10)
     with pytest.raises(ValueError, match="groups names 'third', which is not a sub-corpus"):
         glovev_ext.fit_subcorpora(fitted, {"first": documents[:1500]}, groups={"third": labels[:10]})
+    # a scale by total only: the labels change no factor, so the words are not counted by group
+    by_total_curve = ScaleCurve(curve.log_totals, curve.factors, curve.n_words)
+    monkeypatch.setattr(fitted.estimator, "noise_scale_", NoiseScale(by_total_curve, ScaleCurve.empty()))
+    monkeypatch.setattr(type(fitted.vectorizer), "count_by_group", lambda *_: pytest.fail("counted by group"))
+    by_total = glovev_ext.fit_subcorpora(fitted, {"first": documents[:1500]}, groups={"first": labels[:1500]})
+    unlabelled = glovev_ext.fit_subcorpora(fitted, {"first": documents[:1500]})
+    np.testing.assert_array_equal(by_total["first"].covariance("man"), unlabelled["first"].covariance("man"))
 
 
 def level_of(fitted, documents):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from glovev_ext.covariance import _condition
-from glovev_ext.covariance._condition import condition_within, symmetric_condition
+from glovev_ext.covariance._condition import condition_within, solve_within, symmetric_condition
 
 LIMIT = 1e10
 
@@ -48,3 +48,24 @@ def test_the_check_answers_as_the_eigenvalues_do_and_needs_them_only_near_the_li
         assert condition_within(np.full((2, 2), np.nan), LIMIT) == (symmetric_condition(np.full((2, 2), np.nan))
                                                                     <= LIMIT)
         assert not condition_within(np.full((2, 2), np.nan), LIMIT)  # NaN is never within (not only the same path)
+
+
+def test_a_solve_within_the_limit_is_numpys_and_none_beyond_it():
+    """Positive definite (solved by Cholesky), indefinite (by LU) and beyond the limit, at several sizes."""
+    rng = np.random.default_rng(11)
+    for dim in (1, 5, 60):
+        basis = np.linalg.qr(rng.standard_normal((dim, dim)))[0]
+        rhs = rng.standard_normal(dim)
+        for condition in (1.0, 1e4, 1e9, 1e12, np.inf):
+            spectrum = (np.logspace(0, -np.log10(condition), dim) if np.isfinite(condition)
+                        else np.r_[np.ones(dim - 1), 0.0])
+            for sign in (1.0, -1.0):
+                signed = spectrum * np.where(np.arange(dim) == dim // 2, sign, 1.0)
+                matrix = (basis * signed) @ basis.T
+                matrix = (matrix + matrix.T) / 2
+                solved = solve_within(matrix, rhs, LIMIT)
+                if np.linalg.cond(matrix) <= LIMIT:
+                    np.testing.assert_allclose(matrix @ solved, rhs, rtol=0, atol=1e-8 * max(condition, 1.0))
+                    np.testing.assert_allclose(solved, np.linalg.solve(matrix, rhs), rtol=1e-6)
+                else:
+                    assert solved is None, (dim, condition, sign)

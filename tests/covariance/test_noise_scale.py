@@ -395,10 +395,12 @@ def test_new_rows_are_the_same_at_any_number_of_threads(posterior_model, halves)
 def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores(posterior_model, halves, n_jobs,
                                                                                  monkeypatch):
     """compare_half_rows fits the halves block by block and lets each block go; comparing the words of two whole
-    stores (what it held before, two full sets of covariances) gives the same bits at any number of threads. The
-    fits and the comparisons share ``n_jobs`` threads."""
+    stores (what it held before, two full sets of covariances) gives the same bits at any number of threads (the
+    same solves), and numpy's condition and LU solve the same words and statistics to rounding. The fits and the
+    comparisons share ``n_jobs`` threads."""
     import threading
     from glovev_ext.covariance import noise_scale as module
+    from glovev_ext.covariance._condition import solve_within
     from glovev_ext.covariance.noise_scale import _MAX_DIFFERENCE_CONDITION, _MIN_DOF, _welch_satterthwaite
     from glovev_ext.covariance.prior import free_row_posteriors, shared_prior_difference
     from glovev_ext.covariance.wls import WordFitter
@@ -418,7 +420,7 @@ def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores
     (vectors_a, _, _, store_a), (vectors_b, _, _, store_b) = (
         free_row_posteriors(WordFitter(half, **options(model)), model.prior_, model._fallback_sigma2,
                             noise_scale=scale) for half in halves)
-    kept, wald, expected = [], [], []
+    kept, wald, same_solves, expected = [], [], [], []
     for i in np.flatnonzero(np.isfinite(vectors_a).all(axis=1) & np.isfinite(vectors_b).all(axis=1)):
         a, b = store_a[int(i)], store_b[int(i)]
         joint = shared_prior_difference(a, b, model.prior_.precision)
@@ -428,14 +430,16 @@ def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores
         difference = vectors_a[i] - vectors_b[i]
         kept.append(i)
         wald.append(float(difference @ np.linalg.solve(joint, difference)) / DIM)
+        same_solves.append(float(difference @ solve_within(joint, difference, _MAX_DIFFERENCE_CONDITION)) / DIM)
         expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
     totals = [np.asarray(half.sum(axis=1)).ravel()[kept] for half in halves]
     pooled_a, pooled_b = np.isinf(store_a.dof[kept]), np.isinf(store_b.dof[kept])
     assert len(kept) > 500 and pooled_a.any() and (~pooled_a).any()
-    for got, want in ((comparison.total, np.sqrt(totals[0] * totals[1])), (comparison.wald_per_dim, wald),
+    for got, want in ((comparison.total, np.sqrt(totals[0] * totals[1])), (comparison.wald_per_dim, same_solves),
                       (comparison.expected, expected), (comparison.pooled, pooled_a & pooled_b),
                       (comparison.own, ~pooled_a & ~pooled_b)):
         np.testing.assert_array_equal(got, np.asarray(want))
+    np.testing.assert_allclose(comparison.wald_per_dim, wald, rtol=1e-9)
 
 
 # The slope in each row's concentration over groups (docs/method.md 6.21)
