@@ -80,8 +80,8 @@ def by_band(fitted, documents: list, groups: glovev_ext.DocumentGroups, first: n
         band = int(np.searchsorted(edges, count, side="right")) - 1
         whole, part_along = difference @ solved[:, 0], (along @ solved[:, 0]) ** 2 / (along @ solved[:, 1])
         parts.setdefault(band, []).append((whole, part_along))
-    labels = [f"{low:,}-{high - 1:,}" for low, high in zip(BANDS, BANDS[1:])] + [f"{BANDS[-1]:,}+"]
-    return {labels[band]: np.array(parts[band]) for band in sorted(parts)}
+    band_names = [f"{low:,}-{high - 1:,}" for low, high in zip(BANDS, BANDS[1:])] + [f"{BANDS[-1]:,}+"]
+    return {band_names[band]: np.array(parts[band]) for band in sorted(parts)}
 
 
 if __name__ == "__main__":
