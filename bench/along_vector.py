@@ -48,17 +48,16 @@ def main() -> None:
         first = groups.halves(np.random.default_rng(seed))
         print(f"halving {seed} of the {groups.describe()}:")
         print(f"{'pooled count':>14} {'words':>7} {'whole / D':>10} {'along (1 df)':>13} {'across / (D - 1)':>17}")
+        dim = fitted.keyed_vectors.vector_size
         for band, parts in by_band(fitted, documents, groups, first).items():
             whole, along = parts[:, 0], parts[:, 1]
-            dim = fitted.keyed_vectors.vector_size
             print(f"{band:>14} {len(parts):>7} {whole.mean() / dim:>10.3f} {along.mean():>13.3f} "
                   f"{(whole - along).mean() / (dim - 1):>17.3f}", flush=True)
 
 
 def by_band(fitted, documents: list, groups: glovev_ext.DocumentGroups, first: np.ndarray) -> dict:
     """``{band: array of (whole statistic, part along m)}`` of the words fitted in both halves."""
-    scale = fitted.estimator.noise_scale_
-    labels = {"A": groups.codes[first], "B": groups.codes[~first]} if scale.by_concentration else None
+    labels = {"A": groups.codes[first], "B": groups.codes[~first]}
     halves = glovev_ext.fit_subcorpora(fitted, {"A": [d for d, a in zip(documents, first) if a],
                                                 "B": [d for d, a in zip(documents, first) if not a]}, groups=labels)
     half_a, half_b, pooled = halves["A"], halves["B"], fitted.keyed_vectors
