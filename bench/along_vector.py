@@ -7,15 +7,17 @@ Fits the corpus with the default recipe (``fit_corpus``, calibrated on halves of
 for each seed, splits its groups in two as ``split_half_check`` does with that seed, fits both halves
 in the pooled basis (``fit_subcorpora``, each half's rows at their own concentration) and splits each
 word's Wald statistic of ``w_A = w_B``, ``d^T V^{-1} d`` (``V`` the difference's covariance with the
-shared prior part out), exactly into the part along ``m = (I - Sigma_A P) u + (I - Sigma_B P) u``, with
-``u`` the unit vector of the word's pooled posterior mean (how noise in a word's strength in its data
-moves its posterior mean), ``(m^T V^{-1} d)^2 / (m^T V^{-1} m)`` with one degree of freedom, and the
-rest, with ``D - 1``. Both have expectation 1 per degree of freedom where the covariances are right
-(for words whose noise has many degrees of freedom). Per band of pooled count it prints the words
+shared prior part out and each half's widening along the word's vector in, docs/method.md 6.22), exactly
+into the part along ``m = (I - Sigma_A P) u + (I - Sigma_B P) u``, with ``u`` the unit vector of the
+word's pooled posterior mean (how noise in a word's strength in its data moves its posterior mean),
+``(m^T V^{-1} d)^2 / (m^T V^{-1} m)`` with one degree of freedom, and the rest, with ``D - 1``. Both
+have expectation 1 per degree of freedom where the covariances are right (for words whose noise has
+many degrees of freedom). Per band of pooled count it prints the words
 compared, the whole statistic over ``D``, the part along and the part across over ``D - 1``. A
-factor on the whole covariance calibrated on the whole statistic (today's) leaves the part along
-above 1 and the part across below it: the cosines of those words, which see only directions across
-their vector, are then over-covered. The baseline is the whole statistic of the same words.
+factor on the whole covariance calibrated on the whole statistic (docs/method.md 6.21) left the part
+along above 1 and the part across below it; since 6.22 the calibration scales by the part across and
+widens along each word's vector by the part along, so both should be near 1. The baseline is the
+whole statistic of the same words.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import numpy as np
 from _data import add_fit_arguments, corpus, corpus_groups
 
 import glovev_ext
-from glovev_ext.covariance.prior import shared_prior_difference
+from glovev_ext.covariance.prior import posterior_difference
 
 BANDS = (5, 100, 300, 1000, 3000)
 MAX_CONDITION = 1e10  # the calibration's limit on the difference's covariance
@@ -68,10 +70,12 @@ def by_band(fitted, documents: list, groups: glovev_ext.DocumentGroups, first: n
         count = pooled.get_vecattr(word, "count")
         if count < BANDS[0] or word not in half_a.key_to_index or word not in half_b.key_to_index:
             continue
-        covariance_a, covariance_b = half_a.covariance(word), half_b.covariance(word)
-        difference_covariance = shared_prior_difference(covariance_a, covariance_b, precision)
+        factor_a, factor_b = half_a.covariance_factor(word), half_b.covariance_factor(word)
+        difference_covariance = posterior_difference(factor_a, factor_b, precision, half_a[word], half_b[word])
         if np.linalg.cond(difference_covariance) > MAX_CONDITION:
             continue
+        # the covariances before any widening along the word's vector (docs/method.md 6.22)
+        covariance_a, covariance_b = ((f if f.unwidened is None else f.unwidened).dense() for f in (factor_a, factor_b))
         unit = pooled[word] / np.linalg.norm(pooled[word])
         along = 2 * unit - covariance_a @ (precision @ unit) - covariance_b @ (precision @ unit)
         difference = half_a[word] - half_b[word]

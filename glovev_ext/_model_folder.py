@@ -65,8 +65,10 @@ class _FolderReplaced(Exception):
 
 def model_bytes(n_words: int, dim: int, factor_dtype="float64", exact_factors: bool = True) -> int:
     """About how many bytes a model folder of ``n_words`` words in ``dim`` dimensions takes (its vectors, per-word
-    arrays, keys and, with ``exact_factors``, its triangular covariance factors; compact factors are smaller)."""
-    per_word = 8 * dim + 8 + 8 + 64 + 24  # vector, count, covariance row, the store's per-word arrays, the key
+    arrays, widenings, keys and, with ``exact_factors``, its triangular covariance factors; compact factors are
+    smaller)."""
+    # vector, widening, count, covariance row, the store's per-word arrays, the key
+    per_word = 2 * 8 * dim + 8 + 8 + 64 + 24
     factors = np.dtype(factor_dtype).itemsize * dim * (dim + 1) // 2 if exact_factors else 0
     return n_words * (per_word + factors) + 8 * dim * (dim + 1) + (1 << 16)
 

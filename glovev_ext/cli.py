@@ -585,14 +585,18 @@ def _noise_scale_line(scale, groups: DocumentGroups | None) -> str:
     factors = [*scale.own.factors, *scale.pooled.factors]
     halves = "the documents" if groups is None else f"its {groups.describe()}"
     halvings = "" if scale.n_halvings == 1 else f" (pooled over {scale.n_halvings} random halvings)"
+    along = ""
+    if scale.along.factors.size:
+        along = (f"; the variance along each word's own vector {min(scale.along.factors):.2f} to "
+                 f"{max(scale.along.factors):.2f} times more (6.22)")
     if scale.by_concentration:
         return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency, and more "
                 f"for words that few {_unit(groups)} hold, less for words spread over many: the factors by which two "
                 f"random halves of {halves} differ beyond GloVe-V's noise model{halvings} (docs/method.md 6.13, "
-                "6.16, 6.20, 6.21)")
+                f"6.16, 6.20, 6.21){along}")
     return (f"residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency, the factors "
             f"by which two random halves of {halves} differ beyond GloVe-V's noise model{halvings} (docs/method.md "
-            "6.13, 6.16, 6.20)")
+            f"6.13, 6.16, 6.20){along}")
 
 
 def _unit(groups: DocumentGroups | None) -> str:

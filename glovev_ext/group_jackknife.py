@@ -197,7 +197,8 @@ class GroupJackknife:
         for k, factor in enumerate(words.factors):
             covariance = factor.dense()
             posterior += np.einsum("md,de,me->m", jacobian[:, k], covariance, jacobian[:, k])
-            sampling = covariance if precision is None else covariance - covariance @ precision @ covariance
+            shared = (factor if factor.unwidened is None else factor.unwidened).dense()  # the prior's part: unwidened
+            sampling = covariance if precision is None else covariance - shared @ precision @ shared
             of_mean += np.einsum("md,de,me->m", jacobian[:, k], sampling, jacobian[:, k])
         between = np.sqrt(np.diag(self.covariance(statistic)))
         of_mean = np.maximum(of_mean, 0.0)  # a word the prior holds: Sigma - Sigma P Sigma is 0 up to rounding

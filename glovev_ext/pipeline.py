@@ -316,7 +316,8 @@ def fit_metadata(*, source: str, estimator: GloVeVEstimator, vectorizer: Cooccur
         learning_rate, x_max, alpha, random_state, schedule, conditioning, point_estimate, n_sweeps
         (None unless alternating or posterior), prior_strength (None unless posterior), noise_scale (the knots
         of ``noise_scale_``, ``{"own": {"total", "factor", "n_words"}, "pooled": ...}``, each curve with
-        ``slope`` and ``concentration`` lists when it follows the rows' concentration over groups; None without one),
+        ``slope`` and ``concentration`` lists when it follows the rows' concentration over groups, and ``along``,
+        the knots of the factor on the variance along each word's vector, where it has one; None without one),
         covariance_dtype; epochs is None for pretrained parameters), ``counts`` (n_documents, n_tokens, n_words, n_nonzeros, n_with_covariance,
         n_singular, n_pseudo_inverse), ``sampling`` (what the intervals describe resampling, ``unit`` and
         ``n_groups``: the groups' unit, or "documents" each its own group, both None for a noise scale

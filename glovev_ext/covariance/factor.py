@@ -32,7 +32,7 @@ triangular factor.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import ClassVar
 
@@ -183,6 +183,12 @@ class Factor:
         ``EXACT``, or how the covariance approximates the word's: read from a release, ``DIAGONAL``
         (its variances only) or ``LOW_RANK`` (its leading ``rank`` eigenpairs); made compact by
         :meth:`approximated`, ``LOW_RANK_PLUS_DIAGONAL`` or ``LOW_RANK_BOUND``. Kept through maps.
+    unwidened : Factor or None
+        For a covariance widened along one direction (:meth:`widened`), the covariance before: the
+        part of a posterior's error its prior makes common to every fit under it (docs/method.md
+        6.22). None otherwise.
+    along : ndarray, shape (D,), or None
+        For a widened covariance, the widening ``a`` (``Sigma = unwidened + a a^T``); None otherwise.
 
     Notes
     -----
@@ -202,6 +208,8 @@ class Factor:
     dof: float = np.inf
     understated: int = 0
     approximation: int = EXACT
+    unwidened: Factor | None = field(default=None, repr=False, compare=False)
+    along: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not hasattr(self, "kind"):
@@ -344,6 +352,27 @@ class Factor:
         """The covariance of ``M w``: ``M Sigma M^T``, a ``RootFactor`` (rank by ``numerical_rank``)."""
         return RootFactor._of_root(linear_map @ self.square_root() / np.sqrt(self.sigma2), sigma2=self.sigma2,
                                    dof=self.dof, understated=self.understated, approximation=self.approximation)
+
+    def widened(self, along: np.ndarray) -> Factor:
+        """``Sigma + a a^T``: this covariance with variance added along one direction, remembering this one.
+
+        Parameters
+        ----------
+        along : ndarray, shape (D,)
+            ``a``: the direction, its length the standard deviation added along it.
+
+        Returns
+        -------
+        Factor
+            A ``RootFactor`` of ``Sigma + a a^T`` (``sigma2``, ``dof``, ``understated`` and ``approximation``
+            carried over) whose :attr:`unwidened` is this factor; this factor itself when ``a`` is 0.
+        """
+        along = np.array(along, dtype=np.float64).reshape(self.dim)
+        if not along.any():
+            return self
+        root = np.hstack([self._square_root(), along[:, None] / np.sqrt(self.sigma2)])
+        return RootFactor._of_root(root, sigma2=self.sigma2, dof=self.dof, understated=self.understated,
+                                   approximation=self.approximation, unwidened=self, along=along)
 
     def lower(self) -> np.ndarray:
         """``F`` as a D x D lower-triangular matrix (for a compact kind: a triangle with the same ``F F^T``)."""

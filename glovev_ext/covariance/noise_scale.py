@@ -17,6 +17,10 @@ more than a word of the same total spread over many (docs/method.md 6.20): each 
 carries a relative slope in the row's concentration over groups, ``x = sum_g c_g^2 / (sum_g c_g)^2``
 (``c_g`` the word's count in group ``g``, the text the row was counted on), so that a row's factor
 is ``kappa(t) (1 + beta(t) (x - xbar(t)))`` (docs/method.md 6.21).
+
+How strongly a word associates with all its contexts varies between documents and groups far more than the direction
+of its vector does (docs/method.md 6.17, 6.21): ``kappa`` is calibrated on the part of the Wald statistic across each
+word's direction, and that direction gets a factor ``r`` of its own, by total (:mod:`.along`, docs/method.md 6.22).
 """
 
 from __future__ import annotations
@@ -25,16 +29,17 @@ import logging
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._memory import release_pages, row_sums
+from .along import along_direction, along_factor_of, split_wald
 from ._condition import solve_within
 from ._row_blocks import RowBlockMap
 from .device import DeviceWordFitter
-from .prior import FittedBlock, FreeRows, GaussianPrior, shared_prior_difference
+from .prior import FittedBlock, FreeRows, GaussianPrior, posterior_difference
 from .wls import WordFitter
 
 logger = logging.getLogger(__name__)
@@ -158,12 +163,18 @@ class NoiseScale:
         cluster-robust errors do (docs/method.md 6.16).
     n_halvings : int
         How many random halvings of the documents or groups the calibration pooled (:meth:`corrected`).
+    along : ScaleCurve
+        ``r``, the factor on the variance along each row's own vector by its total (its ``factors``; no knots: 1):
+        the covariance ``Sigma`` of a posterior scaled by ``kappa`` becomes ``Sigma + (r - 1) (m^T Sigma m) m m^T``,
+        ``m`` the unit direction in which noise in the word's strength moves its posterior mean
+        (docs/method.md 6.22).
     """
 
     own: ScaleCurve
     pooled: ScaleCurve
     n_groups: int | None = None
     n_halvings: int = 1
+    along: ScaleCurve = field(default_factory=ScaleCurve.empty)
 
     @classmethod
     def identity(cls) -> NoiseScale:
@@ -209,7 +220,8 @@ class NoiseScale:
                 continue
             moved = refined.slope(totals, pooled) - first.slope(totals, pooled)
             curves.append(replace(curve, factors=factors, slopes=_admissible(curve.slopes + moved, curve.centres)))
-        return replace(self, own=curves[0], pooled=curves[1])
+        corrected = replace(self, own=curves[0], pooled=curves[1])
+        return replace(corrected, along=_along_under(refined.along, refined, corrected))
 
     @property
     def by_concentration(self) -> bool:
@@ -233,6 +245,21 @@ class NoiseScale:
         totals = np.asarray(totals, dtype=np.float64)
         own, other = self._curves()
         return np.where(np.broadcast_to(pooled, totals.shape), other.slope(totals), own.slope(totals))
+
+    def along_factor(self, totals) -> np.ndarray:
+        """``r``, the factor on the variance along each row's own vector, at each total (1 without one).
+
+        Parameters
+        ----------
+        totals : array-like
+            Total co-occurrence of each row.
+
+        Returns
+        -------
+        ndarray
+            ``r`` at each total.
+        """
+        return self.along(np.asarray(totals, dtype=np.float64))
 
     def _curves(self) -> tuple[ScaleCurve, ScaleCurve]:
         """The curves of rows with their own ``s2`` and of pooled rows, each the other's where it has no knots."""
@@ -292,11 +319,15 @@ class NoiseScale:
             slopes = first.slope(np.exp(residual.log_totals)) + step * residual.slopes
             curves.append(ScaleCurve(residual.log_totals, factors, residual.n_words,
                                      _admissible(slopes, residual.centres), residual.centres))
-        return NoiseScale(*curves, self.n_groups)
+        refined = NoiseScale(*curves, self.n_groups)
+        # r measured with this scale's kappa; the variance along each direction it gives is kept under the refined one
+        return replace(refined, along=_along_under(along_curve(rescaled), self, refined))
 
     def to_dict(self) -> dict:
         """The knots as plain lists (for a model's metadata)."""
         knots = {"own": self.own.to_dict(), "pooled": self.pooled.to_dict()}
+        if self.along.factors.size:
+            knots["along"] = self.along.to_dict()
         if self.n_groups is not None:
             knots["n_groups"] = int(self.n_groups)
         if self.n_halvings > 1:
@@ -312,16 +343,21 @@ class NoiseScale:
         else:
             halves = "" if self.n_halvings == 1 else f" ({halves} of the documents)"
         slopes = "; slope: relative change per unit of concentration over groups" if self.by_concentration else ""
-        return f"own s2: {self.own}; pooled s2: {self.pooled}{halves}{slopes}"
+        along = f"; along each word's vector: {self.along}" if self.along.factors.size else ""
+        return f"own s2: {self.own}; pooled s2: {self.pooled}{along}{halves}{slopes}"
 
 
 @dataclass(frozen=True)
 class HalfComparison:
-    """Per word fitted in both halves: its total co-occurrence in a half (the geometric mean of the two), its Wald
-    statistic over D, that statistic's mean under the model (``nu / (nu - 2)``, 1 with known ``s2``) and whether
-    both halves pooled its ``s2`` (``pooled``) or neither did (``own``); a word of mixed kind is in neither. With
-    the halves' concentrations over groups, ``concentration`` is the two halves' concentrations weighted by the
-    traces of their covariances (the share each has in the difference's variance); NaN without them."""
+    """Per word fitted in both halves: its total co-occurrence in a half (the geometric mean of the two), the part
+    of its Wald statistic across its direction over ``D - 1`` (``wald_per_dim``, :func:`~.along.split_wald`, the
+    direction from the sum of the halves' means), the statistic's mean per degree of freedom under the model
+    (``nu / (nu - 2)``, 1 with known ``s2``) and whether both halves pooled its ``s2`` (``pooled``) or neither did
+    (``own``); a word of mixed kind is in neither. With the halves' concentrations over groups, ``concentration`` is
+    the two halves' concentrations weighted by the traces of their covariances (the share each has in the
+    difference's variance); NaN without them. ``along`` is the part along the direction (one degree of freedom,
+    the same mean under the model) and ``gain`` how widening both halves by ``r`` along it divides that part,
+    ``1 + (r - 1) gain`` (:func:`~.along.along_factor_of`)."""
 
     total: np.ndarray
     wald_per_dim: np.ndarray
@@ -329,6 +365,8 @@ class HalfComparison:
     pooled: np.ndarray
     own: np.ndarray
     concentration: np.ndarray
+    along: np.ndarray
+    gain: np.ndarray
 
     @classmethod
     def joined(cls, comparisons: Sequence[HalfComparison]) -> HalfComparison:
@@ -382,7 +420,7 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     """
     totals = [row_sums(rows) for rows in halves]
     concentrations = [None if x is None else np.asarray(x, dtype=np.float64) for x in concentrations]
-    kept, wald, expected, share = [], [], [], []
+    kept, wald, expected, share, along = [], [], [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
     # The comparisons (dense covariances, a difference, its condition and a solve per word: at D = 300, about 70 % of
     # the pass's work, bench/compare_threads.py) run on the fits' threads, queued between their blocks.
@@ -397,17 +435,21 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
                 yield blocks_map.submit_here(_compare_block, block, block_a, block_b, fits[0].dof, fits[1].dof,
                                        prior.precision)
 
-        for block_kept, block_wald, block_expected, block_share in _in_order(comparisons(), 2 * max(1, n_jobs)):
+        for block_kept, block_wald, block_expected, block_share, block_along in _in_order(comparisons(),
+                                                                                          2 * max(1, n_jobs)):
             kept += block_kept
             wald += block_wald
             expected += block_expected
             share += block_share
+            along += block_along
     kept = np.asarray(kept, dtype=np.int64)
     share = np.asarray(share, dtype=np.float64)
+    along = np.asarray(along, dtype=np.float64).reshape(kept.size, 2)  # each word's part along and its gain
     pooled_a, pooled_b = np.isinf(fits[0].dof[kept]), np.isinf(fits[1].dof[kept])
     return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), np.asarray(wald), np.asarray(expected),
                           pooled_a & pooled_b, ~pooled_a & ~pooled_b,
-                          share * _at(concentrations[0], kept) + (1.0 - share) * _at(concentrations[1], kept))
+                          share * _at(concentrations[0], kept) + (1.0 - share) * _at(concentrations[1], kept),
+                          along[:, 0], along[:, 1])
 
 
 def _at(concentration: np.ndarray | None, rows: np.ndarray) -> np.ndarray:
@@ -427,29 +469,41 @@ def _in_order(futures: Iterator[Future], width: int) -> Iterator:
 
 
 def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlock, dof_a: np.ndarray,
-                   dof_b: np.ndarray, precision: np.ndarray) -> tuple[list[int], list[float], list[float], list[float]]:
-    """The rows of ``block`` fitted in both halves whose comparison is kept, their Wald statistics over D, those
-    statistics' expectations and the first half's share of the two covariances' traces."""
+                   dof_b: np.ndarray, precision: np.ndarray) -> tuple[list[int], list[float], list[float], list[float],
+                                                                      list[tuple[float, float]]]:
+    """The rows of ``block`` fitted in both halves whose comparison is kept, the parts of their Wald statistics across
+    their direction over ``D - 1``, the statistics' expectations per degree of freedom, the first half's share of the
+    two covariances' traces, and each word's part along its direction and its gain (:class:`HalfComparison`)."""
     factors_a, factors_b = dict(fitted_a.factors), dict(fitted_b.factors)
     both = np.flatnonzero(np.isfinite(fitted_a.vectors).all(axis=1) & np.isfinite(fitted_b.vectors).all(axis=1))
-    kept, wald, expected, share = [], [], [], []
+    kept, wald, expected, share, along = [], [], [], [], []
     for position in both:
         i = int(block[position])
-        covariance_a, covariance_b = factors_a[i].dense(), factors_b[i].dense()
-        trace_a, trace_b = np.trace(covariance_a), np.trace(covariance_b)
+        factor_a, factor_b = factors_a[i], factors_b[i]
+        trace_a, trace_b = np.trace(factor_a.dense()), np.trace(factor_b.dense())
         nu = _welch_satterthwaite(trace_a, trace_b, dof_a[i], dof_b[i])
         if nu <= _MIN_DOF:
             continue
-        difference = fitted_a.vectors[position] - fitted_b.vectors[position]
-        solved = solve_within(shared_prior_difference(covariance_a, covariance_b, precision), difference,
-                              _MAX_DIFFERENCE_CONDITION)
+        means = (fitted_a.vectors[position], fitted_b.vectors[position])
+        bases = [factor if factor.unwidened is None else factor.unwidened for factor in (factor_a, factor_b)]
+        # the halves' directions from the sum of their means, which their difference does not move (method.md 6.22)
+        directions = [along_direction(base, means[0] + means[1], precision) for base in bases]
+        if any(direction is None for direction in directions):
+            continue
+        direction = directions[0] + directions[1]
+        direction /= np.linalg.norm(direction)
+        difference = means[0] - means[1]
+        solved = solve_within(posterior_difference(factor_a, factor_b, precision, *means),
+                              np.column_stack([difference, direction]), _MAX_DIFFERENCE_CONDITION)
         if solved is None:
             continue
+        part_along, across, precision_along = split_wald(difference, solved[:, 0], direction, solved[:, 1])
         kept.append(i)
-        wald.append(float(difference @ solved) / covariance_a.shape[0])
+        wald.append(across / (difference.size - 1))
         expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
         share.append(float(trace_a / (trace_a + trace_b)))
-    return kept, wald, expected, share
+        along.append((part_along, (bases[0].quad_form(direction) + bases[1].quad_form(direction)) * precision_along))
+    return kept, wald, expected, share, along
 
 
 def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO,
@@ -467,20 +521,49 @@ def noise_scale_from(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO
     return scale
 
 
-def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarray,
-                concentration: np.ndarray | None = None, *, bin_ratio: float = BIN_RATIO, min_words: int = MIN_WORDS,
-                nonnegative_slopes: bool = True) -> ScaleCurve:
-    """The knots of one :class:`ScaleCurve`: bins of total ``bin_ratio`` wide from the smallest (a bin with fewer
-    than ``min_words`` words joins the next one up, the last one the one below), each bin's mean log total and
-    mean Wald statistic per dimension over its mean expectation. Fewer than ``min_words`` words: no knots.
+def along_curve(comparison: HalfComparison, *, bin_ratio: float = BIN_RATIO, min_words: int = MIN_WORDS) -> ScaleCurve:
+    """``r`` from a :class:`HalfComparison`: per bin of total (as :func:`scale_curve`'s, every word of either kind),
+    the factor on the variance along each word's direction that brings the bin's parts along to their expectation
+    (:func:`~.along.along_factor_of`; 1 where they are at or below it).
 
-    With the words' ``concentration`` (NaN where unknown), each knot also gets the slope of its known words' ratios
-    ``W / E`` on their concentration, weighted by ``E`` (so that the line passes through the bin's factor at
-    its ``E``-weighted mean concentration, the knot's centre), relative to the factor: a slope below 0,
-    which sampling groups cannot give, is 0, and one above ``1 / xbar``, which would make the factor negative
-    at ``x = 0``, is ``1 / xbar``, unless ``nonnegative_slopes`` is False (a residual's)."""
-    if total.size < min_words:
+    Parameters
+    ----------
+    comparison : HalfComparison
+        The halves' comparison.
+    bin_ratio : float, default=BIN_RATIO
+        How wide a bin of total is (its largest total over its smallest).
+    min_words : int, default=MIN_WORDS
+        The fewest words a bin has.
+
+    Returns
+    -------
+    ScaleCurve
+        One knot per bin: its mean log total and its ``r``; no knots for fewer than ``min_words`` words.
+    """
+    members = _bins(comparison.total, bin_ratio, min_words)
+    if not members:
         return ScaleCurve.empty()
+    logs = np.log(comparison.total)
+    factors = np.array([along_factor_of(comparison.along[m], comparison.gain[m], comparison.expected[m])
+                        for m in members])
+    return ScaleCurve(np.array([logs[m].mean() for m in members]), factors,
+                      np.array([m.size for m in members], dtype=np.int64))
+
+
+def _along_under(along: ScaleCurve, measured: NoiseScale, scale: NoiseScale) -> ScaleCurve:
+    """``along``, measured on covariances scaled by ``measured``, for covariances scaled by ``scale``: the same
+    variance along each direction, ``r measured(t) / scale(t)`` (own ``s2``'s curve), at least 1."""
+    if along.factors.size == 0:
+        return along
+    totals = np.exp(along.log_totals)
+    return replace(along, factors=np.maximum(along.factors * measured(totals) / scale(totals), 1.0))
+
+
+def _bins(total: np.ndarray, bin_ratio: float, min_words: int) -> list[np.ndarray]:
+    """The calibration's bins of ``total``: ``bin_ratio`` wide from the smallest, a bin with fewer than
+    ``min_words`` words joining the next one up, the last one the one below; none for fewer than ``min_words``."""
+    if total.size < min_words:
+        return []
     logs = np.log(total)
     order = np.argsort(logs, kind="stable")
     width = np.log(bin_ratio)
@@ -495,7 +578,25 @@ def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarra
     if len(merged) > 1 and len(merged[-1]) < min_words:  # the last joins the one below
         last = merged.pop()
         merged[-1] = merged[-1] + last
-    members = [np.asarray(m) for m in merged]
+    return [np.asarray(m) for m in merged]
+
+
+def scale_curve(total: np.ndarray, wald_per_dim: np.ndarray, expected: np.ndarray,
+                concentration: np.ndarray | None = None, *, bin_ratio: float = BIN_RATIO, min_words: int = MIN_WORDS,
+                nonnegative_slopes: bool = True) -> ScaleCurve:
+    """The knots of one :class:`ScaleCurve`: bins of total ``bin_ratio`` wide from the smallest (a bin with fewer
+    than ``min_words`` words joins the next one up, the last one the one below), each bin's mean log total and
+    mean Wald statistic per dimension over its mean expectation. Fewer than ``min_words`` words: no knots.
+
+    With the words' ``concentration`` (NaN where unknown), each knot also gets the slope of its known words' ratios
+    ``W / E`` on their concentration, weighted by ``E`` (so that the line passes through the bin's factor at
+    its ``E``-weighted mean concentration, the knot's centre), relative to the factor: a slope below 0,
+    which sampling groups cannot give, is 0, and one above ``1 / xbar``, which would make the factor negative
+    at ``x = 0``, is ``1 / xbar``, unless ``nonnegative_slopes`` is False (a residual's)."""
+    members = _bins(total, bin_ratio, min_words)
+    if not members:
+        return ScaleCurve.empty()
+    logs = np.log(total)
     factors = np.array([wald_per_dim[m].mean() / expected[m].mean() for m in members])
     curve = ScaleCurve(np.array([logs[m].mean() for m in members]), factors,
                        np.array([m.size for m in members], dtype=np.int64))

@@ -31,6 +31,7 @@ from scipy.linalg import cho_solve, solve_triangular
 
 from .._checks import check_positive_float
 from .._memory import row_sums
+from .along import redirected, widening
 from ..glove import GloVeParameters
 from ._row_blocks import RowBlockMap
 from ._symmetry import transposed_rows
@@ -181,6 +182,7 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     totals = row_sums(fitter.cooccurrence)
     sigma2 = pooled_sigma2(optima.sigma2, totals) * _scale_at(noise_scale, totals, pooled, concentration)
     dof = np.minimum(np.where(pooled, np.inf, fitter.n_contexts() - fitter.dim), _max_dof(noise_scale))
+    along = _along_at(noise_scale, totals)
     precision = prior.precision
     shift = precision @ prior.mean
     n_words, dim = optimum.shape
@@ -191,9 +193,10 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
         writer = None
         if covariances:
             writer = stack.enter_context(CovarianceStoreWriter(n_words, dim, n_words, factor_dtype=factor_dtype,
-                                                               words=words, path=path))
+                                                               words=words, path=path, along=bool((along > 1).any())))
             writer.per_word.n_contexts[:] = fitter.n_contexts()
-        fitted = blocks_map.map(_posterior_block, fitter, blocks, lambda rows: (biases[rows], sigma2[rows], dof[rows]),
+        fitted = blocks_map.map(_posterior_block, fitter, blocks,
+                                lambda rows: (biases[rows], sigma2[rows], dof[rows], along[rows]),
                                 (precision, shift, covariances), description=description, progress=progress)
         for rows, (block_mean, block_share, factors) in zip(blocks, fitted):
             mean[rows], share[rows] = block_mean, block_share
@@ -202,10 +205,11 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
     return RowPosteriors(mean, None if writer is None else writer.store, optimum, sigma2, pooled, share, prior)
 
 
-def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray, dof: np.ndarray,
+def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray, dof: np.ndarray, along: np.ndarray,
                      precision: np.ndarray, shift: np.ndarray,
                      covariances: bool) -> tuple[np.ndarray, np.ndarray, list[tuple[int, Factor]]]:
-    """A block's posterior means, prior shares and (with ``covariances``) ``(row in the block, factor)`` of each row."""
+    """A block's posterior means, prior shares and (with ``covariances``) ``(row in the block, factor)`` of each row,
+    each factor widened by its row's factor ``along`` on the variance along its vector."""
     workspace = fitter.workspace()
     n_rows = biases.size
     mean, share, factors = np.empty((n_rows, fitter.dim)), np.empty(n_rows), []
@@ -213,7 +217,7 @@ def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray,
         hessian, rhs = fitter.normal_equations(k, float(biases[k]), workspace)
         factor, mean[k], share[k] = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
         if covariances:
-            factors.append((k, factor))
+            factors.append((k, factor.widened(widening(factor, mean[k], precision, along[k]))))
     return mean, share, factors
 
 
@@ -297,7 +301,8 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
     vectors, biases = np.full((n_rows, dim), np.nan), np.full(n_rows, np.nan)
     with RowBlockMap(n_jobs) as blocks_map:
         rows = FreeRows(fitter, prior, fallback_sigma2, noise_scale, blocks_map, concentration=concentration)
-        with CovarianceStoreWriter(n_rows, dim, int(rows.identified.sum()), factor_dtype=factor_dtype) as writer:
+        with CovarianceStoreWriter(n_rows, dim, int(rows.identified.sum()), factor_dtype=factor_dtype,
+                                   along=bool((rows.along > 1).any())) as writer:
             writer.per_word.n_contexts[:] = rows.n_contexts
             for block, fitted in zip(rows.blocks, rows.fitted_blocks()):
                 vectors[block], biases[block] = fitted.vectors, fitted.biases
@@ -354,13 +359,15 @@ class FreeRows:
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
         self.sigma2 = sigma2 * _scale_at(noise_scale, totals, ~has_own, concentration)
         self.dof = np.minimum(np.where(has_own, self.n_contexts - dim - 1, np.inf), _max_dof(noise_scale))
+        self.along = _along_at(noise_scale, totals)
         self.precision = prior.precision
         self.shift = self.precision @ prior.mean
 
     def fitted_blocks(self) -> Iterator[FittedBlock]:
         """The posteriors of each of :attr:`blocks`, in order."""
         fitted = self._blocks_map.map(_free_posterior_block, self.fitter, self.blocks,
-                                      lambda block: (self.sigma2[block], self.dof[block], self.identified[block]),
+                                      lambda block: (self.sigma2[block], self.dof[block], self.along[block],
+                                                     self.identified[block]),
                                       (self.precision, self.shift))
         for block, (vectors, biases, factors) in zip(self.blocks, fitted):
             yield FittedBlock(vectors, biases, [(int(block[k]), factor) for k, factor in factors])
@@ -373,10 +380,11 @@ def _own_sigma2_block(fitter: WordFitter) -> np.ndarray:
                     dtype=np.float64)
 
 
-def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarray, identified: np.ndarray,
-                          precision: np.ndarray, shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
+def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarray, along: np.ndarray,
+                          identified: np.ndarray, precision: np.ndarray,
+                          shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
     """A block's bias-free posterior means and biases (NaN where not identified), and ``(row in the block, factor)``
-    of each identified row."""
+    of each identified row, widened by its factor ``along`` on the variance along its vector."""
     n_rows = sigma2.size
     workspace = fitter.workspace()
     vectors, biases = np.full((n_rows, fitter.dim), np.nan), np.full(n_rows, np.nan)
@@ -386,7 +394,7 @@ def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarra
         factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace,
                                           with_share=False)
         biases[k] = bias_of(vectors[k])
-        factors.append((int(k), factor))
+        factors.append((int(k), factor.widened(widening(factor, vectors[k], precision, along[k]))))
     return vectors, biases, factors
 
 
@@ -545,21 +553,75 @@ def _scale_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray, pooled
     return np.asarray(noise_scale(totals, pooled, concentration), dtype=np.float64)
 
 
+def _along_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray) -> np.ndarray:
+    """Each row's factor on the variance along its vector: ``noise_scale.along_factor(totals)``, or ones (a scale
+    without one, or a plain callable)."""
+    along_factor = getattr(noise_scale, "along_factor", None)
+    return np.ones(np.shape(totals)) if along_factor is None else np.asarray(along_factor(totals), dtype=np.float64)
+
+
 def _max_dof(noise_scale: NoiseScaleFunction | None) -> float:
     """The most degrees of freedom a row scaled by ``noise_scale`` has (its ``max_dof``: a calibration on halves of
     ``G`` groups gives ``G - 1``), or inf."""
     return float(getattr(noise_scale, "max_dof", np.inf))
 
 
-def shared_prior_difference(covariance_a: np.ndarray, covariance_b: np.ndarray, precision: np.ndarray) -> np.ndarray:
+def shared_prior_difference(covariance_a: np.ndarray, covariance_b: np.ndarray, precision: np.ndarray,
+                            along_a: np.ndarray | None = None, along_b: np.ndarray | None = None) -> np.ndarray:
     """``Var(w_A - w_B)`` of one word's posteriors fitted on disjoint text under one prior of precision ``P``.
 
     Each posterior's error is ``-Sigma P (w - mu)`` plus its own noise, so the two errors share
     ``Cov = Sigma_A P Sigma_B`` and ``Var(w_A - w_B) = Sigma_A + Sigma_B - Sigma_A P Sigma_B - Sigma_B P Sigma_A``
-    (docs/method.md 6.12): nearly 0 for a word both posteriors leave at the prior's mean.
+    (docs/method.md 6.12): nearly 0 for a word both posteriors leave at the prior's mean. A posterior widened along
+    its vector (``Sigma + a a^T``, docs/method.md 6.22) shares only ``Sigma``'s part: its widening ``a`` adds
+    ``a a^T`` to the difference's variance.
+
+    Parameters
+    ----------
+    covariance_a, covariance_b : ndarray, shape (D, D)
+        The two posteriors' covariances ``Sigma_A``, ``Sigma_B`` (before any widening).
+    precision : ndarray, shape (D, D)
+        The prior's precision ``P``.
+    along_a, along_b : ndarray, shape (D,), optional
+        Each posterior's widening (None: none).
+
+    Returns
+    -------
+    ndarray, shape (D, D)
+        ``Var(w_A - w_B)``.
     """
     shared = covariance_a @ precision @ covariance_b
-    return covariance_a + covariance_b - shared - shared.T
+    difference = covariance_a + covariance_b - shared - shared.T
+    for along in (along_a, along_b):
+        if along is not None:
+            difference += np.outer(along, along)
+    return difference
+
+
+def posterior_difference(factor_a: Factor, factor_b: Factor, precision: np.ndarray, mean_a: np.ndarray,
+                         mean_b: np.ndarray) -> np.ndarray:
+    """:func:`shared_prior_difference` of two posteriors' factors, each widened or not.
+
+    Each widening keeps its length and takes the direction of the sum of the two means (:func:`.along.redirected`).
+
+    Parameters
+    ----------
+    factor_a, factor_b : Factor
+        The two posteriors' covariances (:attr:`Factor.unwidened` and :attr:`Factor.along` where widened).
+    precision : ndarray, shape (D, D)
+        The prior's precision ``P``.
+    mean_a, mean_b : ndarray, shape (D,)
+        The two posterior means.
+
+    Returns
+    -------
+    ndarray, shape (D, D)
+        ``Var(w_A - w_B)``.
+    """
+    bases = [factor if factor.unwidened is None else factor.unwidened for factor in (factor_a, factor_b)]
+    alongs = [redirected(factor.along, base, mean_a + mean_b, precision) for factor, base in zip((factor_a, factor_b),
+                                                                                                 bases)]
+    return shared_prior_difference(bases[0].dense(), bases[1].dense(), precision, *alongs)
 
 
 def _prior_rows(n_contexts: np.ndarray, fitted: np.ndarray, dim: int) -> np.ndarray:

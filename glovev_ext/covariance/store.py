@@ -18,7 +18,7 @@ from .._memory import count_read, mapping_of, release_pages
 from .factor import (EXACT, KIND_NAMES, PENDING, PSEUDO_INVERSE, UNDEFINED, Factor, check_approximation,
                      check_form, leading_count, packed_size, stored_size, variances)
 from .layout import PER_WORD_DTYPES, PerWord, older_store_fields
-from .store_file import read_header, written_store_file
+from .store_file import ALONG, read_header, written_store_file
 from .wls import WordFitter, singular_reason
 
 
@@ -53,6 +53,10 @@ class CovarianceStore(SaveLoad):
         dtype of the stored factors.
     factor_row_width : int
         Numbers each word's factor row holds.
+    along : ndarray, shape (V, D), or None
+        Each word's widening ``a_i``: its covariance is ``Sigma_i + a_i a_i^T`` (:meth:`Factor.widened
+        <glovev_ext.covariance.Factor.widened>`), the variance that how strongly a word associates with
+        all its contexts adds along its vector (docs/method.md 6.22); zero rows, or None, widen nothing.
     defined : ndarray of bool, shape (V,)
         Words that have a covariance.
     words : ndarray of str objects or None
@@ -61,11 +65,12 @@ class CovarianceStore(SaveLoad):
 
     def __init__(self, per_word: PerWord, factors: np.ndarray, dim: int, words: Sequence[str] | None = None,
                  fitter: WordFitter | None = None, center_vectors: np.ndarray | None = None,
-                 center_biases: np.ndarray | None = None, cache_size: int = 0):
+                 center_biases: np.ndarray | None = None, cache_size: int = 0, along: np.ndarray | None = None):
         # Flat attributes, not one PerWord: gensim's SaveLoad memory-maps arrays that are attributes.
         for name, values in per_word:
             setattr(self, "_" + name, values)
         self._factors = factors
+        self._along = along
         self._dim = dim
         # A list, not an object array: gensim's SaveLoad can memory-map only numeric arrays.
         self._words = None if words is None else [str(w) for w in words]
@@ -173,6 +178,11 @@ class CovarianceStore(SaveLoad):
     @property
     def defined(self) -> np.ndarray:
         return self._kind != UNDEFINED
+
+    @property
+    def along(self) -> np.ndarray | None:
+        """Each word's widening along its vector, ``(V, D)`` (zero rows: none), or None for a store without any."""
+        return getattr(self, "_along", None)  # a store pickled before widenings has none
 
     def has_covariance(self, i: int) -> bool:
         """Whether word index ``i`` has a covariance (without :attr:`defined`'s V-sized array)."""
@@ -302,6 +312,8 @@ class CovarianceStore(SaveLoad):
             words = indices[positions]
             out[positions] = variances(self._kind[words], self._read_rows(self._factor_row[words]), self._dim,
                                        self._rank[words], self._sigma2[words])
+            if self.along is not None:
+                out[positions] += np.asarray(self.along[words], dtype=np.float64) ** 2
             release_pages(self._factors)  # a memory-mapped store: the chunk's pages go before the next is read
         return out
 
@@ -417,8 +429,9 @@ class CovarianceStore(SaveLoad):
         width = int(np.minimum(dim * (ranks + 1), own).max()) if words.size else packed_size(dim)
         dtype = self.factor_dtype if factor_dtype is None else np.dtype(factor_dtype)
         k_of = dict(zip(words.tolist(), ranks.tolist()))
+        # a word kept exact keeps its widening apart; an approximated one holds it in its approximation
         with CovarianceStoreWriter(self.shape[0], dim, words.size, factor_dtype=dtype, words=self._words,
-                                   path=path, row_width=width) as writer:
+                                   path=path, row_width=width, along=self.along is not None) as writer:
             writer.per_word.n_contexts[:] = self._n_contexts
             writer.per_word.condition[:] = self._condition
             for chunk, factors in zip(_chunks(words), _per_chunk(words, threads, lambda chunk: [
@@ -453,7 +466,7 @@ class CovarianceStore(SaveLoad):
         positions = np.flatnonzero(known)
         positions = positions[self.defined[rows[positions]]]
         with CovarianceStoreWriter(rows.size, self._dim, positions.size, factor_dtype=factor_dtype,
-                                   words=words, row_width=row_width) as writer:
+                                   words=words, row_width=row_width, along=self.along is not None) as writer:
             writer.per_word.n_contexts[known] = self._n_contexts[rows[known]]
             for position in positions:
                 writer.add(int(position), rewrite(int(position), self._factor(int(rows[position]))))
@@ -495,8 +508,11 @@ class CovarianceStore(SaveLoad):
         if self._fitter is not None:
             self._compute_all()
         with written_store_file(path, self.shape[0], self._dim, self._factors.shape[0], self.factor_dtype,
-                                self._words, self._factors.shape[1]) as (per_word, factors):
+                                self._words, self._factors.shape[1], self.along is not None) as (per_word, factors,
+                                                                                                along):
             self.per_word.copy_into(per_word)
+            if along is not None:
+                along[:] = self.along
             # a chunk of rows at a time, letting go of the pages of both mappings: a whole-array copy would bring
             # the entire store into the resident set at once
             rows = max(1, _SAVE_CHUNK_BYTES // max(1, self._factors.itemsize * self._factors.shape[1]))
@@ -543,7 +559,13 @@ class CovarianceStore(SaveLoad):
             if array in arrays and (arrays[array].shape != (len(arrays["kind"]),) or arrays[array].dtype != dtype):
                 raise ValueError(f"{name}: the store's array {array!r} is not one {np.dtype(dtype)} per word "
                                  f"({arrays[array].dtype}, shape {arrays[array].shape})")
-        store = cls(PerWord.of(arrays, header["dim"]), arrays["factors"], header["dim"], words=header["words"])
+        along = arrays.get(ALONG)
+        if along is not None and (along.shape != (len(arrays["kind"]), header["dim"]) or along.dtype != np.float64
+                                  or not np.isfinite(along).all()):
+            raise ValueError(f"{name}: the store's widenings are not {header['dim']} finite float64 numbers per word "
+                             f"({along.dtype}, shape {along.shape})")
+        store = cls(PerWord.of(arrays, header["dim"]), arrays["factors"], header["dim"], words=header["words"],
+                    along=along)
         store._check_consistency(name)
         return store
 
@@ -602,8 +624,9 @@ class CovarianceStore(SaveLoad):
             if mapping is not None:  # a copy of its own, so the pages read can go
                 row = np.array(row, dtype=np.float64)
                 count_read(mapping)
-            return Factor.of_stored(kind, row, self._dim, int(self._rank[i]), float(self._sigma2[i]),
-                                    float(self._dof[i]), int(self._understated[i]), int(self._approximation[i]))
+            factor = Factor.of_stored(kind, row, self._dim, int(self._rank[i]), float(self._sigma2[i]),
+                                      float(self._dof[i]), int(self._understated[i]), int(self._approximation[i]))
+            return factor if self.along is None else factor.widened(self.along[i])
         with self._lock:
             cached = self._cache.get(i)
             if cached is not None:
@@ -671,6 +694,8 @@ class CovarianceStoreWriter:
     row_width : int, optional
         Numbers per factor row (default a packed triangle's, ``D (D + 1) / 2``); a store of
         compact factors needs only its largest.
+    along : bool, default=False
+        Keep each word's widening (:attr:`CovarianceStore.along`): :meth:`add` takes widened factors.
 
     Attributes
     ----------
@@ -683,8 +708,9 @@ class CovarianceStoreWriter:
 
     def __init__(self, n_words: int, dim: int, n_factors: int, *, factor_dtype=np.float64,
                  words: Sequence[str] | None = None, path: str | os.PathLike | None = None,
-                 row_width: int | None = None):
+                 row_width: int | None = None, along: bool = False):
         self._layout = (n_words, dim, n_factors, np.dtype(factor_dtype), words)
+        self._with_along = along
         self._row_width = packed_size(dim) if row_width is None else int(row_width)
         self._path = path
         self._file = None
@@ -697,14 +723,22 @@ class CovarianceStoreWriter:
         if self._path is None:
             self.per_word = PerWord.undefined(n_words)
             self.factors = np.empty((n_factors, self._row_width), dtype=factor_dtype)
+            self.along = np.zeros((n_words, dim)) if self._with_along else None
         else:
-            self._file = written_store_file(self._path, n_words, dim, n_factors, factor_dtype, words, self._row_width)
-            self.per_word, self.factors = self._file.__enter__()
+            self._file = written_store_file(self._path, n_words, dim, n_factors, factor_dtype, words, self._row_width,
+                                            self._with_along)
+            self.per_word, self.factors, self.along = self._file.__enter__()
             PerWord.undefined(n_words).copy_into(self.per_word)
         return self
 
     def add(self, position: int, factor: Factor) -> None:
-        """Word ``position`` gets ``factor`` (stored in the next factor row)."""
+        """Word ``position`` gets ``factor`` (stored in the next factor row; a widened one as its factor before and
+        its widening)."""
+        if factor.unwidened is not None:
+            if self.along is None:
+                raise ValueError("a widened factor for a store laid out without widenings (along=False)")
+            self.along[position] = factor.along
+            factor = factor.unwidened
         if self._next_row == self.factors.shape[0]:
             raise ValueError(f"the store was laid out for {self.factors.shape[0]} factors")
         if factor.dim != self._layout[1]:
@@ -722,8 +756,8 @@ class CovarianceStoreWriter:
             self._file.__exit__(exc_type, exc, traceback)
         if exc_type is None:
             dim, words = self._layout[1], self._layout[4]
-            self.store = (CovarianceStore(self.per_word, self.factors, dim, words=words) if self._path is None
-                          else CovarianceStore.load(self._path))
+            self.store = (CovarianceStore(self.per_word, self.factors, dim, words=words, along=self.along)
+                          if self._path is None else CovarianceStore.load(self._path))
         return False
 
 

@@ -2,8 +2,10 @@
 
 Layout: 8 magic bytes ``GLOVEVCV``, the header's length (8 bytes, little-endian), the header (JSON,
 padded) holding the format version, ``n_words``, ``dim``, the words, the total size and each
-array's offset, dtype and shape; then the arrays of :data:`~.layout.PER_WORD_DTYPES` and
-``factors`` (n_factors x D(D+1)/2, or narrower for compact factors), each starting on a 64-byte boundary so it can be memory-mapped.
+array's offset, dtype and shape; then the arrays of :data:`~.layout.PER_WORD_DTYPES`, for a store whose
+covariances are widened along one direction each (docs/method.md 6.22) ``along`` (n_words x D, float64), and
+``factors`` (n_factors x D(D+1)/2, or narrower for compact factors), each starting on a 64-byte
+boundary so it can be memory-mapped.
 """
 
 from __future__ import annotations
@@ -23,16 +25,20 @@ from .layout import PER_WORD_DTYPES, PerWord
 _MAGIC = b"GLOVEVCV"
 _FORMAT_VERSION = 1
 _ALIGN = 64
+ALONG = "along"  # the array of each word's widening, when the store has one
 
 
 def create_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
-                      words: Sequence[str] | None, row_width: int | None = None) -> None:
+                      words: Sequence[str] | None, row_width: int | None = None, along: bool = False) -> None:
     """Write an empty store file of the given layout: the header, then zeroed, aligned arrays.
 
     Factor rows hold ``row_width`` numbers (default a packed triangle's, ``D (D + 1) / 2``; a store
-    of compact factors only needs its largest).
+    of compact factors only needs its largest). With ``along``, the file also has each word's widening
+    (``along``, zero: none).
     """
     layout = [(name, np.dtype(dtype), (n_words,)) for name, dtype in PER_WORD_DTYPES.items()]
+    if along:  # before the factors: a model folder checks all that precedes them at load, the factors when read
+        layout.append((ALONG, np.dtype(np.float64), (n_words, dim)))
     layout.append(("factors", np.dtype(factor_dtype), (n_factors, packed_size(dim) if row_width is None
                                                        else row_width)))
     header = {"format": "glovev-ext covariance store", "version": _FORMAT_VERSION, "n_words": n_words, "dim": dim,
@@ -76,9 +82,10 @@ def flush(arrays: dict[str, np.ndarray]) -> None:
 
 @contextmanager
 def written_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factors: int, factor_dtype,
-                       words: Sequence[str] | None,
-                       row_width: int | None = None) -> Iterator[tuple[PerWord, np.ndarray]]:
-    """A new store file at ``path``, filled in place: yields its per-word arrays and its factor array.
+                       words: Sequence[str] | None, row_width: int | None = None,
+                       along: bool = False) -> Iterator[tuple[PerWord, np.ndarray, np.ndarray | None]]:
+    """A new store file at ``path``, filled in place: yields its per-word arrays, its factor array and its
+    widenings (None without ``along``).
 
     The layout is :func:`create_store_file`'s.
 
@@ -86,10 +93,10 @@ def written_store_file(path: str | os.PathLike, n_words: int, dim: int, n_factor
     without error, so an interrupted write leaves any previous file intact.
     """
     with atomic_path(path) as temporary:
-        create_store_file(temporary, n_words, dim, n_factors, factor_dtype, words, row_width)
+        create_store_file(temporary, n_words, dim, n_factors, factor_dtype, words, row_width, along)
         arrays = open_store_arrays(temporary)
         try:
-            yield PerWord.of(arrays, dim), arrays["factors"]
+            yield PerWord.of(arrays, dim), arrays["factors"], arrays.get(ALONG)
             flush(arrays)
         finally:
             arrays.clear()

@@ -94,7 +94,9 @@ def test_calibrated_on_halves_of_the_books_the_equality_test_holds_its_size_acro
     totals = np.exp(grouped.estimator.noise_scale_.own.log_totals)
     factor = grouped.estimator.noise_scale_(totals) / paragraphs.estimator.noise_scale_(totals)
     assert np.all(factor > 1.1) and np.all(factor[totals > np.median(totals)] > 2)
-    assert np.all(np.diff(factor) > 0)  # the more often a word is seen, the more the books' variation dominates
+    # the more often a word is seen, the more the books' variation dominates (the lowest two knots, 1.39 and 1.33 on
+    # the part across each word's vector, docs/method.md 6.22, are within their noise of each other)
+    assert np.all(np.diff(factor[1:]) > 0) and factor[-1] > 4 * factor[:2].max()
     # (0.053 / 0.087 / 0.073 and 0.60 / 0.99 / 1.44 over the three halvings, calibrated on three others pooled; on one,
     # 0.067 / 0.093 / 0.067 and 0.58 / 0.97 / 1.41: every pair of one halving shares its books, so a rate over
     # 3 x 150 pairs is far less precise than 450 independent tests would be)
@@ -453,15 +455,17 @@ def test_the_covariance_the_result_and_the_table_follow_the_jackknife_formula(gr
     table = jackknife.side_by_side(statistic)
     glove_v = glovev_ext.estimate(kv, statistic, method="delta").core.std_errors
     np.testing.assert_allclose(table["GloVe-V std err"], glove_v, rtol=1e-10)
-    # of the mean: each word's Sigma - Sigma P Sigma, by finite differences of the cosine
+    # of the mean: each word's Sigma - S P S, by finite differences of the cosine (S the covariance before its widening
+    # along the word's vector, which the prior's pull does not act through: docs/method.md 6.22)
     precision, of_mean = kv.prior.precision, []
     for a, b in pairs:
         variance = 0.0
         for word in (a, b):
             step = 1e-6 * np.eye(kv.vector_size)
             moved = [(word_cosine(kv, a, b, word, +h) - word_cosine(kv, a, b, word, -h)) / 2e-6 for h in step]
-            covariance = kv.covariance_factor(word).dense()
-            variance += np.array(moved) @ (covariance - covariance @ precision @ covariance) @ np.array(moved)
+            covariance, along = kv.covariance_factor(word).dense(), kv.covariance_factor(word).along
+            shared = covariance if along is None else covariance - np.outer(along, along)
+            variance += np.array(moved) @ (covariance - shared @ precision @ shared) @ np.array(moved)
         of_mean.append(np.sqrt(variance))
     np.testing.assert_allclose(table["GloVe-V std err of the mean"], of_mean, rtol=1e-5)
     assert (table["GloVe-V std err of the mean"] < table["GloVe-V std err"]).all()

@@ -45,6 +45,26 @@ def gradient(kv, pair, word) -> np.ndarray:
     return y / (nx * ny) - (x @ y / (nx * ny)) * x / nx**2
 
 
+def difference_covariance(half_a, half_b, word, precision) -> np.ndarray:
+    """Var(w_A - w_B) by hand: posteriors under one prior, whose errors share shared_a P shared_b (docs/method.md
+    6.12), each the covariance before its widening along the word's vector, each widening (of its own length) along
+    (I - shared P) u, u the direction of the two means' sum (6.22)."""
+    unit = np.asarray(half_a[word], dtype=np.float64) + np.asarray(half_b[word], dtype=np.float64)
+    unit /= np.linalg.norm(unit)
+    joint = np.zeros((unit.size, unit.size))
+    shared = []
+    for half in (half_a, half_b):
+        covariance, along = half.covariance(word), half.covariance_factor(word).along
+        base = covariance if along is None else covariance - np.outer(along, along)
+        shared.append(base)
+        joint += base
+        if along is not None:
+            direction = unit - base @ precision @ unit
+            direction *= np.linalg.norm(along) / np.linalg.norm(direction)
+            joint += np.outer(direction, direction)
+    return joint - shared[0] @ precision @ shared[1] - shared[1] @ precision @ shared[0]
+
+
 def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
     side = np.random.default_rng(3).random(len(documents)) < 0.5
     halves = glovev_ext.fit_subcorpora(fitted, {"A": [d for d, s in zip(documents, side) if s],
@@ -53,12 +73,13 @@ def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
     pooled, precision = fitted.keyed_vectors, fitted.estimator.prior_.precision
     both = [w for w in half_a.index_to_key if w in half_b.key_to_index and pooled.get_vecattr(w, "count") >= 5]
     assert list(check.words.index) == both
+    widened = 0
     for word in both[::37]:
         row = check.words.loc[word]
         difference = half_a[word] - half_b[word]
         sum_a, sum_b = half_a.covariance(word), half_b.covariance(word)
-        # posteriors under one prior: their errors share sum_a P sum_b (docs/method.md 6.12)
-        joint = sum_a + sum_b - sum_a @ precision @ sum_b - sum_b @ precision @ sum_a
+        widened += half_a.covariance_factor(word).along is not None
+        joint = difference_covariance(half_a, half_b, word, precision)
         assert row["wald_per_dim"] == pytest.approx(difference @ np.linalg.solve(joint, difference) / 8)
         traces = np.array([np.trace(sum_a), np.trace(sum_b)])
         dofs = np.array([half_a.covariance_factor(word).dof, half_b.covariance_factor(word).dof])
@@ -69,6 +90,7 @@ def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
         assert row["pvalue"] == pytest.approx(stats.f.sf(row["wald_per_dim"], 8, df))
         count = pooled.get_vecattr(word, "count")
         assert row["count"] == count and row["band"] == ("5-29" if count < 30 else "30-199" if count < 200 else "200+")
+    assert widened > 0
     for _, pair in check.pairs.iterrows():
         (cos_a, se_a), (cos_b, se_b) = (brute_cosine_and_error(h, pair["first"], pair["second"])
                                         for h in (half_a, half_b))
@@ -77,8 +99,7 @@ def test_every_number_equals_a_computation_by_hand(fitted, documents, check):
         variance = 0.0
         for word in (pair["first"], pair["second"]):
             mean = (gradient(half_a, pair, word) + gradient(half_b, pair, word)) / 2
-            sum_a, sum_b = half_a.covariance(word), half_b.covariance(word)
-            variance += mean @ (sum_a + sum_b - sum_a @ precision @ sum_b - sum_b @ precision @ sum_a) @ mean
+            variance += mean @ difference_covariance(half_a, half_b, word, precision) @ mean
         assert pair["z"] == pytest.approx((cos_a - cos_b) / np.sqrt(variance))
         assert check.words.loc[pair["first"], "band"] == check.words.loc[pair["second"], "band"] == pair["band"]
     pair = check.pairs.iloc[5]

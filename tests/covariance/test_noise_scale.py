@@ -86,11 +86,13 @@ def test_several_halvings_pool_their_first_comparisons_and_take_the_first_halvin
     assert str(several).endswith("(3 halvings of 38 groups: at most 37 df)")
     assert str(replace(corrected, n_halvings=2)).endswith("(2 halvings of the documents)")
     comparisons = [HalfComparison(*(np.arange(3.0) + k for _ in range(3)), np.array([True, False, True]),
-                                  np.array([False, True, False]), np.full(3, 0.1 * k)) for k in range(2)]
+                                  np.array([False, True, False]), np.full(3, 0.1 * k), np.full(3, 2.0 + k),
+                                  np.full(3, 0.5)) for k in range(2)]
     joined = HalfComparison.joined(comparisons)
     np.testing.assert_array_equal(joined.total, [0.0, 1.0, 2.0, 1.0, 2.0, 3.0])
     np.testing.assert_array_equal(joined.pooled, [True, False, True] * 2)
     np.testing.assert_array_equal(joined.concentration, [0.0] * 3 + [0.1] * 3)
+    np.testing.assert_array_equal(joined.along, [2.0] * 3 + [3.0] * 3)
 
 
 def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_model, embedded_cooccurrence, halves,
@@ -140,7 +142,8 @@ def test_the_knots_are_each_bins_mean_wald_over_its_mean_expectation():
         assert curve.factors[k] == pytest.approx(wald[members].mean() / expected[members].mean())
     # the two kinds of a comparison are calibrated apart; words of mixed kind in neither
     kind = rng.integers(0, 3, 4000)
-    scale = noise_scale_from(HalfComparison(total, wald, expected, kind == 1, kind == 0, np.full(4000, np.nan)))
+    scale = noise_scale_from(HalfComparison(total, wald, expected, kind == 1, kind == 0, np.full(4000, np.nan),
+                                            *no_excess_along(4000)))
     for curve, k in ((scale.own, 0), (scale.pooled, 1)):
         by_hand = scale_curve(total[kind == k], wald[kind == k], expected[kind == k])
         np.testing.assert_array_equal(curve.factors, by_hand.factors)
@@ -153,14 +156,19 @@ def test_small_bins_join_their_neighbours_and_too_few_words_give_no_knots():
     assert curve.factors.tolist() == [2.0]
     assert scale_curve(total[:40], np.ones(40), np.ones(40), min_words=50).factors.size == 0
     none = HalfComparison(total[:40], np.ones(40), np.ones(40), np.zeros(40, bool), np.ones(40, bool),
-                          np.full(40, np.nan))
+                          np.full(40, np.nan), *no_excess_along(40))
     assert noise_scale_from(none).is_identity
+
+
+def no_excess_along(n: int) -> tuple:
+    """The parts along the direction of a comparison's ``n`` words at their expectation, and their gains."""
+    return np.ones(n), np.ones(n)
 
 
 def residual(ratio: float, n: int = 60, total: float = 100.0) -> HalfComparison:
     """A second comparison whose rows (all with their own s2) show ``ratio`` at ``total``."""
     return HalfComparison(np.full(n, total), np.full(n, ratio), np.ones(n), np.zeros(n, bool), np.ones(n, bool),
-                          np.full(n, np.nan))
+                          np.full(n, np.nan), *no_excess_along(n))
 
 
 @pytest.mark.parametrize("first, ratio, expected", [
@@ -230,11 +238,27 @@ def test_compare_half_rows_matches_each_words_wald_statistic_by_hand(posterior_m
         if np.linalg.cond(joint) > 1e10 or nu <= 4:
             continue
         difference = fits[0].embedding[i] - fits[1].embedding[i]
-        by_hand.append((np.sqrt(totals[0][i] * totals[1][i]), difference @ np.linalg.solve(joint, difference) / DIM,
-                        1.0 if np.isinf(nu) else nu / (nu - 2)))
+        # the direction in which noise in the word's strength moves each half's posterior mean, (I - Sigma P) u, with u
+        # from the sum of the two means (which their difference does not move)
+        directions = []
+        unit = fits[0].embedding[i] + fits[1].embedding[i]
+        unit /= np.linalg.norm(unit)
+        for covariance in (a, b):
+            direction = unit - covariance @ precision @ unit
+            directions.append(direction / np.linalg.norm(direction))
+        m = (directions[0] + directions[1]) / np.linalg.norm(directions[0] + directions[1])
+        whole = difference @ np.linalg.solve(joint, difference)
+        along = (m @ np.linalg.solve(joint, difference)) ** 2 / (m @ np.linalg.solve(joint, m))
+        gain = (m @ a @ m + m @ b @ m) * (m @ np.linalg.solve(joint, m))
+        by_hand.append((np.sqrt(totals[0][i] * totals[1][i]), whole / DIM, 1.0 if np.isinf(nu) else nu / (nu - 2),
+                        (whole - along) / (DIM - 1), along, gain))
     assert comparison.total.size == len(by_hand) > 500
-    np.testing.assert_allclose(np.column_stack([comparison.total, comparison.wald_per_dim, comparison.expected]),
-                               np.array(by_hand), rtol=1e-8)
+    by_hand = np.array(by_hand)
+    whole_per_dim = (comparison.wald_per_dim * (DIM - 1) + comparison.along) / DIM  # the parts add up to the whole
+    np.testing.assert_allclose(np.column_stack([comparison.total, whole_per_dim, comparison.expected]), by_hand[:, :3],
+                               rtol=1e-8)
+    np.testing.assert_allclose(np.column_stack([comparison.wald_per_dim, comparison.along, comparison.gain]),
+                               by_hand[:, 3:], rtol=1e-6)
 
 
 def test_the_estimator_scales_each_rows_s2_and_the_priors_noise_by_its_total(posterior_model, embedded_cooccurrence,
@@ -246,6 +270,20 @@ def test_the_estimator_scales_each_rows_s2_and_the_priors_noise_by_its_total(pos
     pooled = np.isinf(posterior_model.covariance_.dof)
     assert pooled.any() and not pooled.all()  # both kinds of row are checked (pooled ones on the own curve)
     np.testing.assert_allclose(calibrated.sigma2_, posterior_model.sigma2_ * scale(totals, pooled), rtol=1e-12)
+    # each word's covariance widened along its vector by the scale's factor at its total (docs/method.md 6.22)
+    store, precision = calibrated.covariance_, calibrated.prior_.precision
+    widened = np.flatnonzero(scale.along_factor(totals) > 1.0)
+    assert scale.along.factors.max() > 1.05 and widened.size > 100
+    for i in widened[::40]:
+        factor = store.factor(int(i))
+        base = factor.unwidened
+        unit = calibrated.embedding_[i] / np.linalg.norm(calibrated.embedding_[i])
+        direction = unit - base.dense() @ precision @ unit
+        direction /= np.linalg.norm(direction)
+        ratio = (direction @ factor.dense() @ direction) / (direction @ base.dense() @ direction)
+        assert ratio == pytest.approx(scale.along_factor(totals[i]), rel=1e-9)
+        np.testing.assert_allclose(factor.dense() - base.dense(), np.outer(store.along[i], store.along[i]),
+                                   atol=1e-15)
     # the same scale given to the estimator reproduces the calibrated fit
     carried = clone(posterior_model).set_params(noise_scale=scale).fit(embedded_cooccurrence)
     np.testing.assert_array_equal(carried.embedding_, calibrated.embedding_)
@@ -400,6 +438,7 @@ def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores
     comparisons share ``n_jobs`` threads."""
     import threading
     from glovev_ext.covariance import noise_scale as module
+    from glovev_ext.covariance.along import along_direction, split_wald
     from glovev_ext.covariance._condition import solve_within
     from glovev_ext.covariance.noise_scale import _MAX_DIFFERENCE_CONDITION, _MIN_DOF, _welch_satterthwaite
     from glovev_ext.covariance.prior import free_row_posteriors, shared_prior_difference
@@ -428,9 +467,15 @@ def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores
         if np.linalg.cond(joint) > _MAX_DIFFERENCE_CONDITION or nu <= _MIN_DOF:
             continue
         difference = vectors_a[i] - vectors_b[i]
+        directions = [along_direction(store.factor(int(i)), vectors_a[i] + vectors_b[i], model.prior_.precision)
+                      for store in (store_a, store_b)]
+        direction = directions[0] + directions[1]
+        direction /= np.linalg.norm(direction)
+        solved = solve_within(joint, np.column_stack([difference, direction]), _MAX_DIFFERENCE_CONDITION)
         kept.append(i)
         wald.append(float(difference @ np.linalg.solve(joint, difference)) / DIM)
-        same_solves.append(float(difference @ solve_within(joint, difference, _MAX_DIFFERENCE_CONDITION)) / DIM)
+        along, across, _ = split_wald(difference, solved[:, 0], direction, solved[:, 1])
+        same_solves.append(across / (DIM - 1))
         expected.append(1.0 if np.isinf(nu) else nu / (nu - 2.0))
     totals = [np.asarray(half.sum(axis=1)).ravel()[kept] for half in halves]
     pooled_a, pooled_b = np.isinf(store_a.dof[kept]), np.isinf(store_b.dof[kept])
@@ -439,7 +484,7 @@ def test_the_block_by_block_comparison_equals_the_comparison_of_two_whole_stores
                       (comparison.expected, expected), (comparison.pooled, pooled_a & pooled_b),
                       (comparison.own, ~pooled_a & ~pooled_b)):
         np.testing.assert_array_equal(got, np.asarray(want))
-    np.testing.assert_allclose(comparison.wald_per_dim, wald, rtol=1e-9)
+    np.testing.assert_allclose((comparison.wald_per_dim * (DIM - 1) + comparison.along) / DIM, wald, rtol=1e-9)
 
 
 # The slope in each row's concentration over groups (docs/method.md 6.21)
@@ -513,7 +558,8 @@ def test_a_rows_factor_never_falls_below_a_share_of_its_level_and_the_knots_say_
 def comparison(ratio_at, n=400, total=100.0, seed=0) -> HalfComparison:
     """A comparison whose rows (all with their own s2) show ``ratio_at(x)`` at ``total``, x uniform in [0.05, 0.45]."""
     x = np.random.default_rng(seed).uniform(0.05, 0.45, n)
-    return HalfComparison(np.full(n, total), ratio_at(x), np.ones(n), np.zeros(n, bool), np.ones(n, bool), x)
+    return HalfComparison(np.full(n, total), ratio_at(x), np.ones(n), np.zeros(n, bool), np.ones(n, bool), x,
+                          *no_excess_along(n))
 
 
 @pytest.mark.parametrize("level, residual_level", [(2.0, 1.25), (2.0, 0.8), (1.02, 1.25)])
@@ -601,7 +647,8 @@ def test_the_estimator_scales_each_row_at_its_own_total_and_concentration(poster
     np.testing.assert_allclose(unlabelled.sigma2[fitted], (plain.sigma2 * scale(row_totals, row_pooled))[fitted],
                                rtol=1e-12)
     # transform's vectors are the same rows' posterior means, at their concentration where they carry one
-    enough = np.flatnonzero(fitted)[:100]
+    enough = np.flatnonzero(fitted & (scale.slope(row_totals, row_pooled) != 0))[:100]  # rows where the slope acts
+    assert enough.size >= 20
     labelled_rows = CooccurrenceMatrix(halves[0][enough], group_concentration=x[enough])
     labelled = calibrated.transform(labelled_rows)
     np.testing.assert_array_equal(labelled, calibrated.conditional_fit(labelled_rows).embedding)

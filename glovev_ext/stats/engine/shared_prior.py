@@ -37,6 +37,7 @@ from threadpoolctl import threadpool_limits
 
 from ..._checks import as_generator
 from ...covariance import GaussianPrior
+from ...covariance.along import redirected
 from ...covariance.prior import shared_prior_difference
 from .statistic import Statistic
 from .words import ResolvedWords
@@ -103,8 +104,14 @@ class PriorLink:
 
     @cached_property
     def covariances(self) -> tuple:
-        """Each word's covariance as a dense ``(D, D)`` matrix (formed once per link)."""
-        return tuple(factor.dense() for factor in self.factors)
+        """Each word's covariance before any widening along its vector (the part the prior makes common to the fits
+        under it: docs/method.md 6.22), as a dense ``(D, D)`` matrix (formed once per link)."""
+        return tuple((factor if factor.unwidened is None else factor.unwidened).dense() for factor in self.factors)
+
+    @property
+    def widenings(self) -> tuple:
+        """Each word's widening along its vector (``a``: its covariance is ``covariances + a a^T``), None for none."""
+        return tuple(factor.along for factor in self.factors)
 
     def gradients(self) -> np.ndarray:
         """``(k, D)``: the gradient of the single value with respect to each word's vector."""
@@ -153,6 +160,8 @@ def _difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) -
     scales = np.atleast_2d(derivatives)  # (s, n): each row a set of scales, each difference covariance formed once
     gradients = [dict(zip(link.keys, link.gradients())) for link in links]
     dense = [dict(zip(link.keys, link.covariances)) for link in links]
+    along = [dict(zip(link.keys, link.widenings)) for link in links]
+    vectors = [dict(zip(link.keys, link.vectors)) for link in links]
     n = len(links)
     out = np.zeros((scales.shape[0], n, n))
     for i in range(n):
@@ -160,15 +169,23 @@ def _difference_variances(links: Sequence[PriorLink], derivatives: np.ndarray) -
             variance = np.zeros(scales.shape[0])
             for key in dict.fromkeys([*gradients[i], *gradients[j]]):  # in order: the sum is reproducible
                 if key not in gradients[j]:
-                    variance += scales[:, i] ** 2 * (gradients[i][key] @ dense[i][key] @ gradients[i][key])
+                    variance += scales[:, i] ** 2 * _quad_form(gradients[i][key], dense[i][key], along[i][key])
                 elif key not in gradients[i]:
-                    variance += scales[:, j] ** 2 * (gradients[j][key] @ dense[j][key] @ gradients[j][key])
+                    variance += scales[:, j] ** 2 * _quad_form(gradients[j][key], dense[j][key], along[j][key])
                 else:
-                    joint = shared_prior_difference(dense[i][key], dense[j][key], precision)
+                    common = vectors[i][key] + vectors[j][key]  # both widenings along it (docs/method.md 6.22)
+                    joint = shared_prior_difference(dense[i][key], dense[j][key], precision,
+                                                    redirected(along[i][key], dense[i][key], common, precision),
+                                                    redirected(along[j][key], dense[j][key], common, precision))
                     means = (scales[:, i, None] * gradients[i][key] + scales[:, j, None] * gradients[j][key]) / 2.0
                     variance += np.einsum("sd,de,se->s", means, joint, means)
             out[:, i, j] = out[:, j, i] = variance
     return out if np.ndim(derivatives) == 2 else out[0]
+
+
+def _quad_form(gradient: np.ndarray, covariance: np.ndarray, along: np.ndarray | None) -> float:
+    """``g^T (Sigma + a a^T) g`` (``a`` None: 0)."""
+    return float(gradient @ covariance @ gradient + (0.0 if along is None else (along @ gradient) ** 2))
 
 
 def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None, *,
@@ -180,7 +197,9 @@ def null_draws(links: Sequence[PriorLink], n_draws: int, random_state=None, *,
     ``w - Sigma_i P (w - mu)`` plus its own noise, of covariance ``Sigma_i - Sigma_i P Sigma_i`` (the
     Gaussian model of the posterior: ``Sigma_i^-1 = H_i / s2_i + P``). So the draws carry the
     shrinkage each fit applies and the statistic's nonlinearity, which the delta method's difference
-    does not (docs/method.md 6.14).
+    does not (docs/method.md 6.14). A fit widened along the word's vector (docs/method.md 6.22) enters the
+    truth's posterior and the shrinkage with its covariance before widening; its noise has the widening added,
+    along the direction of the sum of the fits' estimates.
 
     Parameters
     ----------
@@ -212,20 +231,30 @@ def _null_draws(links: Sequence[PriorLink], n_draws: int, generator: np.random.G
     positions = [{key: k for k, key in enumerate(link.keys)} for link in links]
     for key in keys:
         estimates = [link.vectors[place[key]] for link, place in zip(links, positions)]
-        covariances = [link.covariances[place[key]] for link, place in zip(links, positions)]
-        inverses = [np.linalg.inv(covariance) for covariance in covariances]
+        shared = [link.covariances[place[key]] for link, place in zip(links, positions)]
+        common = sum(estimates)  # every fit's widening along the direction of their sum (docs/method.md 6.22)
+        covariances = [_widened(covariance, redirected(link.widenings[place[key]], covariance, common, precision))
+                       for covariance, link, place in zip(shared, links, positions)]
+        # the truth's posterior from the covariances before widening: a widened one may exceed the prior's along the
+        # word's vector, where its inverse less P would be no precision of data
+        inverses = [np.linalg.inv(covariance) for covariance in shared]
         pooled = sum(inverses) - (len(links) - 1) * precision
         centre = np.linalg.solve(pooled, sum(q @ x for q, x in zip(inverses, estimates))
                                  - (len(links) - 1) * precision @ mean)
         truth = centre + generator.standard_normal((n_draws, mean.size)) @ _root(np.linalg.inv(pooled)).T
-        for link, out, place, covariance in zip(links, drawn, positions, covariances):
-            shrink = covariance @ precision
-            noise = generator.standard_normal((n_draws, mean.size)) @ _root(covariance - shrink @ covariance).T
+        for link, out, place, covariance, unwidened in zip(links, drawn, positions, covariances, shared):
+            shrink = unwidened @ precision  # the prior's pull acts through the covariance before widening
+            noise = generator.standard_normal((n_draws, mean.size)) @ _root(covariance - shrink @ unwidened).T
             dof = float(link.factors[place[key]].dof)
             if use_t and np.isfinite(dof):  # a multivariate t: the normal noise over sqrt(chi2 / dof)
                 noise /= np.sqrt(generator.chisquare(dof, size=(n_draws, 1)) / dof)
             out[:, place[key]] = truth - (truth - mean) @ shrink.T + noise
     return np.column_stack([link.values(out) for link, out in zip(links, drawn)])
+
+
+def _widened(covariance: np.ndarray, along: np.ndarray | None) -> np.ndarray:
+    """``Sigma + a a^T`` (``a`` None: ``Sigma``)."""
+    return covariance if along is None else covariance + np.outer(along, along)
 
 
 def _root(covariance: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from scipy import stats
 from ..._checks import DEFAULT_SEED
 from ..._docstrings import fill_doc
 from ...covariance import GaussianPrior, UndefinedCovarianceError
-from ...covariance.prior import shared_prior_difference
+from ...covariance.prior import posterior_difference
 from ..statistics.cosine import cosine_statistic
 from ..engine.estimation import DEFAULT_METHOD, estimate_resolved
 from ..engine.intervals import welch_satterthwaite
@@ -118,7 +118,8 @@ def vector_change_test(kv_a: EmbeddingWithCovariance, kv_b: EmbeddingWithCovaria
         first, second = resolved.factors[2 * k], resolved.factors[2 * k + 1]
         difference = resolved.vectors[2 * k] - resolved.vectors[2 * k + 1]
         dense_a, dense_b = first.dense(), second.dense()
-        joint = dense_a + dense_b if precision is None else shared_prior_difference(dense_a, dense_b, precision)
+        joint = (dense_a + dense_b if precision is None else
+                 posterior_difference(first, second, precision, resolved.vectors[2 * k], resolved.vectors[2 * k + 1]))
         wald = float(difference @ np.linalg.solve(joint, difference))
         nu = float(welch_satterthwaite(np.array([np.trace(dense_a), np.trace(dense_b)]),
                                        np.array([first.dof, second.dof]))) if use_t else np.inf
