@@ -35,11 +35,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._memory import release_pages, row_sums
-from .along import along_direction, along_factor_of, split_wald
+from .along import along_direction, along_factor_of, redirected, split_wald
 from ._condition import solve_within
 from ._row_blocks import RowBlockMap
 from .device import DeviceWordFitter
-from .prior import FittedBlock, FreeRows, GaussianPrior, posterior_difference
+from .prior import FittedBlock, FreeRows, GaussianPrior, shared_prior_difference
 from .wls import WordFitter
 
 logger = logging.getLogger(__name__)
@@ -474,18 +474,20 @@ def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlo
     """The rows of ``block`` fitted in both halves whose comparison is kept, the parts of their Wald statistics across
     their direction over ``D - 1``, the statistics' expectations per degree of freedom, the first half's share of the
     two covariances' traces, and each word's part along its direction and its gain (:class:`HalfComparison`)."""
-    factors_a, factors_b = dict(fitted_a.factors), dict(fitted_b.factors)
+    factors_a, factors_b = dict(fitted_a.factors), dict(fitted_b.factors)  # before any widening
     both = np.flatnonzero(np.isfinite(fitted_a.vectors).all(axis=1) & np.isfinite(fitted_b.vectors).all(axis=1))
     kept, wald, expected, share, along = [], [], [], [], []
     for position in both:
         i = int(block[position])
-        factor_a, factor_b = factors_a[i], factors_b[i]
-        trace_a, trace_b = np.trace(factor_a.dense()), np.trace(factor_b.dense())
+        bases = factors_a[i], factors_b[i]
+        widenings = fitted_a.alongs.get(i), fitted_b.alongs.get(i)
+        covariances = bases[0].dense(), bases[1].dense()
+        trace_a, trace_b = (np.trace(covariance) + (0.0 if a is None else float(a @ a))
+                            for covariance, a in zip(covariances, widenings))
         nu = _welch_satterthwaite(trace_a, trace_b, dof_a[i], dof_b[i])
         if nu <= _MIN_DOF:
             continue
         means = (fitted_a.vectors[position], fitted_b.vectors[position])
-        bases = [factor if factor.unwidened is None else factor.unwidened for factor in (factor_a, factor_b)]
         # the halves' directions from the sum of their means, which their difference does not move (method.md 6.22)
         directions = [along_direction(base, means[0] + means[1], precision) for base in bases]
         if any(direction is None for direction in directions):
@@ -493,8 +495,9 @@ def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlo
         direction = directions[0] + directions[1]
         direction /= np.linalg.norm(direction)
         difference = means[0] - means[1]
-        solved = solve_within(posterior_difference(factor_a, factor_b, precision, *means),
-                              np.column_stack([difference, direction]), _MAX_DIFFERENCE_CONDITION)
+        joint = shared_prior_difference(*covariances, precision, *(
+            redirected(a, covariance, means[0] + means[1], precision) for a, covariance in zip(widenings, covariances)))
+        solved = solve_within(joint, np.column_stack([difference, direction]), _MAX_DIFFERENCE_CONDITION)
         if solved is None:
             continue
         part_along, across, precision_along = split_wald(difference, solved[:, 0], direction, solved[:, 1])

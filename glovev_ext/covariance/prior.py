@@ -200,16 +200,16 @@ def row_posteriors(fitter: WordFitter, biases: np.ndarray, strength: float, n_jo
                                 (precision, shift, covariances), description=description, progress=progress)
         for rows, (block_mean, block_share, factors) in zip(blocks, fitted):
             mean[rows], share[rows] = block_mean, block_share
-            for k, factor in factors:
-                writer.add(int(rows[k]), factor)
+            for k, factor, widened_by in factors:
+                writer.add(int(rows[k]), factor, widened_by)
     return RowPosteriors(mean, None if writer is None else writer.store, optimum, sigma2, pooled, share, prior)
 
 
 def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray, dof: np.ndarray, along: np.ndarray,
                      precision: np.ndarray, shift: np.ndarray,
-                     covariances: bool) -> tuple[np.ndarray, np.ndarray, list[tuple[int, Factor]]]:
-    """A block's posterior means, prior shares and (with ``covariances``) ``(row in the block, factor)`` of each row,
-    each factor widened by its row's factor ``along`` on the variance along its vector."""
+                     covariances: bool) -> tuple[np.ndarray, np.ndarray, list[tuple[int, Factor, np.ndarray | None]]]:
+    """A block's posterior means, prior shares and (with ``covariances``) ``(row in the block, factor, widening)`` of
+    each row, the widening by its row's factor ``along`` on the variance along its vector (None: none)."""
     workspace = fitter.workspace()
     n_rows = biases.size
     mean, share, factors = np.empty((n_rows, fitter.dim)), np.empty(n_rows), []
@@ -217,7 +217,7 @@ def _posterior_block(fitter: WordFitter, biases: np.ndarray, sigma2: np.ndarray,
         hessian, rhs = fitter.normal_equations(k, float(biases[k]), workspace)
         factor, mean[k], share[k] = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace)
         if covariances:
-            factors.append((k, factor.widened(widening(factor, mean[k], precision, along[k]))))
+            factors.append((k, factor, _widening_or_none(factor, mean[k], precision, along[k])))
     return mean, share, factors
 
 
@@ -307,18 +307,20 @@ def free_row_posteriors(fitter: WordFitter, prior: GaussianPrior, fallback_sigma
             for block, fitted in zip(rows.blocks, rows.fitted_blocks()):
                 vectors[block], biases[block] = fitted.vectors, fitted.biases
                 for k, factor in fitted.factors:
-                    writer.add(k, factor)
+                    writer.add(k, factor, fitted.alongs.get(k))
     return vectors, biases, np.where(rows.identified, rows.sigma2, np.nan), writer.store
 
 
 @dataclass(frozen=True)
 class FittedBlock:
-    """One block of :class:`FreeRows`: its rows' posterior means (NaN where not identified) and biases, and the
-    ``(row, factor)`` of each identified row, in row order."""
+    """One block of :class:`FreeRows`: its rows' posterior means (NaN where not identified) and biases, the
+    ``(row, factor)`` of each identified row, in row order, and each widened row's widening along its vector (the
+    factors are before widening: docs/method.md 6.22)."""
 
     vectors: np.ndarray
     biases: np.ndarray
     factors: list[tuple[int, Factor]]
+    alongs: dict[int, np.ndarray]
 
 
 class FreeRows:
@@ -370,7 +372,8 @@ class FreeRows:
                                                      self.identified[block]),
                                       (self.precision, self.shift))
         for block, (vectors, biases, factors) in zip(self.blocks, fitted):
-            yield FittedBlock(vectors, biases, [(int(block[k]), factor) for k, factor in factors])
+            yield FittedBlock(vectors, biases, [(int(block[k]), factor) for k, factor, _ in factors],
+                              {int(block[k]): along for k, _, along in factors if along is not None})
 
 
 def _own_sigma2_block(fitter: WordFitter) -> np.ndarray:
@@ -383,8 +386,9 @@ def _own_sigma2_block(fitter: WordFitter) -> np.ndarray:
 def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarray, along: np.ndarray,
                           identified: np.ndarray, precision: np.ndarray,
                           shift: np.ndarray) -> tuple[np.ndarray, np.ndarray, list]:
-    """A block's bias-free posterior means and biases (NaN where not identified), and ``(row in the block, factor)``
-    of each identified row, widened by its factor ``along`` on the variance along its vector."""
+    """A block's bias-free posterior means and biases (NaN where not identified), and ``(row in the block, factor,
+    widening)`` of each identified row, the widening by its factor ``along`` on the variance along its vector (None:
+    none)."""
     n_rows = sigma2.size
     workspace = fitter.workspace()
     vectors, biases = np.full((n_rows, fitter.dim), np.nan), np.full(n_rows, np.nan)
@@ -394,7 +398,7 @@ def _free_posterior_block(fitter: WordFitter, sigma2: np.ndarray, dof: np.ndarra
         factor, vectors[k], _ = posterior(hessian, rhs, sigma2[k], dof[k], precision, shift, workspace,
                                           with_share=False)
         biases[k] = bias_of(vectors[k])
-        factors.append((int(k), factor.widened(widening(factor, vectors[k], precision, along[k]))))
+        factors.append((int(k), factor, _widening_or_none(factor, vectors[k], precision, along[k])))
     return vectors, biases, factors
 
 
@@ -551,6 +555,13 @@ def _scale_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray, pooled
     if concentration is None:  # a plain callable of (totals, pooled) works too
         return np.asarray(noise_scale(totals, pooled), dtype=np.float64)
     return np.asarray(noise_scale(totals, pooled, concentration), dtype=np.float64)
+
+
+def _widening_or_none(factor: Factor, mean: np.ndarray, precision: np.ndarray, along_factor: float) -> np.ndarray | None:
+    """:func:`~.along.widening`, None where it is zero (kept beside the factor: a widened factor's square root costs
+    a QR factorisation, which only statistics need)."""
+    along = widening(factor, mean, precision, along_factor)
+    return along if along.any() else None
 
 
 def _along_at(noise_scale: NoiseScaleFunction | None, totals: np.ndarray) -> np.ndarray:

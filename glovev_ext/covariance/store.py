@@ -731,14 +731,26 @@ class CovarianceStoreWriter:
             PerWord.undefined(n_words).copy_into(self.per_word)
         return self
 
-    def add(self, position: int, factor: Factor) -> None:
-        """Word ``position`` gets ``factor`` (stored in the next factor row; a widened one as its factor before and
-        its widening)."""
+    def add(self, position: int, factor: Factor, along: np.ndarray | None = None) -> None:
+        """Word ``position`` gets ``factor`` (stored in the next factor row) widened by ``along``
+        (:meth:`Factor.widened <glovev_ext.covariance.Factor.widened>`; None: not); a widened factor is stored as its
+        factor before and its widening.
+
+        Parameters
+        ----------
+        position : int
+            The word.
+        factor : Factor
+            Its covariance.
+        along : ndarray, shape (D,), optional
+            Its widening, for a factor not widened already.
+        """
         if factor.unwidened is not None:
+            factor, along = factor.unwidened, factor.along
+        if along is not None:
             if self.along is None:
                 raise ValueError("a widened factor for a store laid out without widenings (along=False)")
-            self.along[position] = factor.along
-            factor = factor.unwidened
+            self.along[position] = along
         if self._next_row == self.factors.shape[0]:
             raise ValueError(f"the store was laid out for {self.factors.shape[0]} factors")
         if factor.dim != self._layout[1]:
