@@ -345,7 +345,24 @@ class Factor:
         return np.maximum(np.linalg.eigvalsh(self._dense())[::-1], 0.0)
 
     def with_sigma2(self, sigma2: float, dof: float | None = None) -> Factor:
-        """The same factor with residual variance ``sigma2`` (estimated with ``dof`` degrees of freedom)."""
+        """The same factor with residual variance ``sigma2`` (estimated with ``dof`` degrees of freedom).
+
+        A widened factor (:meth:`widened`) is refused: its widening was made for its own ``sigma2``.
+
+        Parameters
+        ----------
+        sigma2 : float
+            The residual variance.
+        dof : float, optional
+            Its degrees of freedom (this factor's by default).
+
+        Returns
+        -------
+        Factor
+            A factor of the same representation.
+        """
+        if self.unwidened is not None:
+            raise ValueError("a widened factor cannot take another sigma2: rescale the factor before widening it")
         return replace(self, sigma2=float(sigma2), dof=self.dof if dof is None else float(dof))
 
     def mapped(self, linear_map: np.ndarray) -> Factor:

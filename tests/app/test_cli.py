@@ -554,6 +554,8 @@ def test_the_default_output_is_ignored_by_git_and_every_line_of_the_fit_report_i
     factors = [f for kind in ("own", "pooled")
                for f in glovev_ext.load_model(tmp_path / "m")[1]["glove"]["noise_scale"][kind]["factor"]]
     assert f"noise: residual variances scaled by {min(factors):.2f} to {max(factors):.2f} by word frequency" in out
+    along = glovev_ext.load_model(tmp_path / "m")[1]["glove"]["noise_scale"]["along"]["factor"]
+    assert f"the variance along each word's own vector {min(along):.2f} to {max(along):.2f} times more" in out
     for start in ("counted", "trained", "GloVe-V posterior covariances for", "noise: residual variances scaled by",
                   "sampling: intervals describe resampling", "vectors: posterior means",
                   "a cosine between two words seen about as often", "WordSim-353", "nearest neighbours"):

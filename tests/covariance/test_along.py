@@ -38,6 +38,8 @@ def test_the_widening_multiplies_the_variance_along_the_direction_noise_in_stren
     whitened = widened.whiten(gradients)
     np.testing.assert_allclose(whitened.T @ whitened, gradients.T @ widened.dense() @ gradients, rtol=1e-10)
     assert not widening(factor, mean, precision, 1.0).any() and factor.widened(np.zeros(DIM)) is factor
+    with pytest.raises(ValueError, match="cannot take another sigma2"):
+        widened.with_sigma2(2.0)
     assert along_direction(factor, np.zeros(DIM), precision) is None
 
 
