@@ -25,9 +25,11 @@ import scipy.sparse as sp
 from tqdm.auto import tqdm
 
 from ._checks import DEFAULT_SEED, as_generator, check_int
+from ._memory import row_sums
 from .counting import CooccurrenceMatrix, group_concentration
 from .counting.corpus import DocumentSubset, LineCorpus
 from .counting.groups import DocumentGroups
+from .covariance.translation import remove_translation
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus
 from .stats.engine.intervals import check_alternative
@@ -213,6 +215,9 @@ def group_jackknife(fitted: FittedCorpus, documents: Iterable, groups, *, n_fold
                     progress: bool = True) -> GroupJackknife:
     """Fit every word's row with each fold of groups left out, in the pooled fit's basis.
 
+    Each fold's rows lose the translation the pooled context biases leave free, estimated against
+    ``keyed_vectors`` (docs/method.md 6.23), as :func:`~glovev_ext.fit_subcorpora` does by default.
+
     Parameters
     ----------
     fitted : FittedCorpus
@@ -286,15 +291,23 @@ def group_jackknife(fitted: FittedCorpus, documents: Iterable, groups, *, n_fold
     scale = estimator.noise_scale_
     # a scale that follows concentration scales each remainder's rows at their concentration over its groups
     by_group = vectorizer.count_by_group(documents, groups) if scale is not None and scale.by_concentration else None
+    reference = fitted.keyed_vectors if keyed_vectors is None else keyed_vectors
+    references = np.full((len(words), estimator.n_components), np.nan)
+    for i, word in enumerate(words):
+        if word in reference.key_to_index:
+            references[i] = reference[word]
+    precision = (np.zeros((estimator.n_components,) * 2) if estimator.prior_ is None else estimator.prior_.precision)
     fold_vectors = np.empty((n_folds, len(words), estimator.n_components))
     for k in tqdm(range(n_folds), desc="fitting without each fold", disable=not progress):
         rows = _remainder(total, folds[k], smallest)
         if by_group is not None:
             rows = CooccurrenceMatrix(rows, group_concentration=group_concentration(by_group, fold_of_group != k))
-        fold_vectors[k] = estimator.conditional_fit(rows).embedding
+        fold = estimator.conditional_fit(rows)
+        # the fold's translation against the reference, which its context biases leave free (docs/method.md 6.23)
+        remove_translation(fold.embedding, fold.covariance, references, precision, row_sums(rows))
+        fold_vectors[k] = fold.embedding
         logger.info("group jackknife: fold %d of %d left out", k + 1, n_folds)
-    return GroupJackknife(fitted.keyed_vectors if keyed_vectors is None else keyed_vectors, words, fold_vectors,
-                          groups, fold_of_group)
+    return GroupJackknife(reference, words, fold_vectors, groups, fold_of_group)
 
 
 def _subset(documents: Iterable, keep: np.ndarray) -> Iterable:

@@ -20,7 +20,9 @@ from collections.abc import Iterable, Iterator, Mapping
 import numpy as np
 from gensim.models import KeyedVectors
 
+from ._memory import row_sums
 from .counting import group_concentration
+from .covariance.translation import remove_translation
 
 from .keyed_vectors import KeyedVectorsWithVariance
 from .pipeline import FittedCorpus
@@ -28,8 +30,13 @@ from .pipeline import FittedCorpus
 logger = logging.getLogger(__name__)
 
 
+TRANSLATION_CHOICES = ("remove", "keep")
+"""What :func:`fit_subcorpora` does with the translation the pooled context biases leave free."""
+
+
 def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
-                   groups: Mapping[str, Iterable] | None = None) -> dict[str, KeyedVectorsWithVariance]:
+                   groups: Mapping[str, Iterable] | None = None,
+                   translation: str = "remove") -> dict[str, KeyedVectorsWithVariance]:
     """Each sub-corpus's centre vectors and covariances in the basis of the pooled fit.
 
     Parameters
@@ -45,6 +52,15 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
         calibration's halves did (docs/method.md 6.21); the documents are read twice. A sub-corpus
         without labels, or of a pooled fit whose scale follows the totals only, is scaled at its
         rows' totals only (its labels are then not read).
+    translation : {"remove", "keep"}, default="remove"
+        With the pooled context vectors and biases, a sub-corpus's rows are determined only up to one
+        vector common to all of them (moving every word by ``v`` and every context bias by ``-c_j . v``
+        changes no prediction), and fitting them at the pooled context biases moves all its words by
+        the part of its own use of the contexts that lies along the context vectors (docs/method.md
+        6.23). "remove" estimates that vector against the pooled vectors over the sub-corpus's rows of
+        largest total (:func:`~glovev_ext.covariance.translation.remove_translation`) and takes it out
+        of every word, so that two sub-corpora's vectors differ by their words' own changes, as the
+        noise scale's calibration compares its halves. "keep" gives the rows as fitted.
 
     Returns
     -------
@@ -65,6 +81,8 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
     if unknown:
         raise ValueError(f"groups names {unknown[0]!r}, which is not a sub-corpus (they are "
                          f"{', '.join(map(repr, subcorpora))})")
+    if translation not in TRANSLATION_CHOICES:
+        raise ValueError(f"translation must be one of {TRANSLATION_CHOICES}, got {translation!r}")
     scale = fitted.estimator.noise_scale_
     counted = set(groups) if scale is not None and scale.by_concentration else set()  # else x changes no factor
     out = {}
@@ -80,6 +98,10 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
         if fitted_rows.size == 0:
             raise ValueError(f"sub-corpus {name!r}: no word has more than D = {fitted.estimator.n_components} "
                              "contexts in it")
+        if translation == "remove":
+            move = _remove_translation(conditional.embedding, conditional.covariance, fitted, rows)
+            logger.info("sub-corpus %r: a translation of length %.3g taken out of its words", name,
+                        float(np.linalg.norm(move)))
         keys = [words[i] for i in fitted_rows]
         vectors = KeyedVectors(conditional.embedding.shape[1], 0, dtype=np.float64)
         vectors.add_vectors(keys, conditional.embedding[fitted_rows])
@@ -88,3 +110,12 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
         out[name].prior = fitted.estimator.prior_
         logger.info("sub-corpus %r: %d of %d words fitted", name, len(keys), len(words))
     return out
+
+
+def _remove_translation(embedding: np.ndarray, store, fitted: FittedCorpus, rows) -> np.ndarray:
+    """:func:`~glovev_ext.covariance.translation.remove_translation` of rows of the pooled vocabulary against the
+    pooled fit's vectors, row for row (zero precision without a prior)."""
+    estimator = fitted.estimator
+    prior = estimator.prior_
+    precision = np.zeros((embedding.shape[1],) * 2) if prior is None else prior.precision
+    return remove_translation(embedding, store, estimator.embedding_, precision, row_sums(rows))

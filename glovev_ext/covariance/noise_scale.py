@@ -388,7 +388,8 @@ class HalfComparison:
 def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_options: dict, prior: GaussianPrior,
                       fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1, *,
                       client=None, device: str | None = None,
-                      concentrations: tuple[np.ndarray | None, np.ndarray | None] = (None, None)) -> HalfComparison:
+                      concentrations: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
+                      translation: np.ndarray | None = None) -> HalfComparison:
     """Fit each half's rows as posteriors under ``prior`` (bias free) and compare every word fitted in both.
 
     Parameters
@@ -413,6 +414,10 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     concentrations : (ndarray or None, ndarray or None)
         Each half's rows' concentrations over the groups it holds (None: unknown), at which
         ``noise_scale`` scales them and which :attr:`HalfComparison.concentration` weighs.
+    translation : ndarray, shape (D,), optional
+        ``t = v_A - v_B``, the two halves' translation (:func:`.translation.difference_translation`), taken
+        out of each word's difference as ``M t``, ``M`` the mean of the halves' ``I - S P``
+        (docs/method.md 6.23); None: none.
 
     Returns
     -------
@@ -433,7 +438,7 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
             for block, block_a, block_b in zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks()):
                 release_pages(*halves)
                 yield blocks_map.submit_here(_compare_block, block, block_a, block_b, fits[0].dof, fits[1].dof,
-                                       prior.precision)
+                                             prior.precision, translation)
 
         for block_kept, block_wald, block_expected, block_share, block_along in _in_order(comparisons(),
                                                                                           2 * max(1, n_jobs)):
@@ -469,11 +474,13 @@ def _in_order(futures: Iterator[Future], width: int) -> Iterator:
 
 
 def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlock, dof_a: np.ndarray,
-                   dof_b: np.ndarray, precision: np.ndarray) -> tuple[list[int], list[float], list[float], list[float],
-                                                                      list[tuple[float, float]]]:
+                   dof_b: np.ndarray, precision: np.ndarray,
+                   translation: np.ndarray | None) -> tuple[list[int], list[float], list[float], list[float],
+                                                            list[tuple[float, float]]]:
     """The rows of ``block`` fitted in both halves whose comparison is kept, the parts of their Wald statistics across
     their direction over ``D - 1``, the statistics' expectations per degree of freedom, the first half's share of the
-    two covariances' traces, and each word's part along its direction and its gain (:class:`HalfComparison`)."""
+    two covariances' traces, and each word's part along its direction and its gain (:class:`HalfComparison`), each
+    difference without the halves' ``translation`` (None: none)."""
     factors_a, factors_b = dict(fitted_a.factors), dict(fitted_b.factors)  # before any widening
     both = np.flatnonzero(np.isfinite(fitted_a.vectors).all(axis=1) & np.isfinite(fitted_b.vectors).all(axis=1))
     kept, wald, expected, share, along = [], [], [], [], []
@@ -488,6 +495,9 @@ def _compare_block(block: np.ndarray, fitted_a: FittedBlock, fitted_b: FittedBlo
         if nu <= _MIN_DOF:
             continue
         means = (fitted_a.vectors[position], fitted_b.vectors[position])
+        if translation is not None:  # half of M t off each half: their difference loses it, their sum keeps its own
+            moved = 0.5 * (translation - 0.5 * (covariances[0] + covariances[1]) @ (precision @ translation))
+            means = (means[0] - moved, means[1] + moved)
         # the halves' directions from the sum of their means, which their difference does not move (method.md 6.22)
         directions = [along_direction(base, means[0] + means[1], precision) for base in bases]
         if any(direction is None for direction in directions):

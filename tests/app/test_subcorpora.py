@@ -27,7 +27,9 @@ def pooled(documents) -> glovev_ext.FittedCorpus:
 
 @pytest.fixture(scope="module")
 def halves(pooled, documents) -> dict:
-    return glovev_ext.fit_subcorpora(pooled, {"first": documents[:1500], "second": documents[1500:]})
+    """The halves' rows as fitted, their translation kept (the plain weighted least squares)."""
+    return glovev_ext.fit_subcorpora(pooled, {"first": documents[:1500], "second": documents[1500:]},
+                                     translation="keep")
 
 
 def test_a_subcorpus_row_is_the_weighted_least_squares_fit_given_the_pooled_contexts(pooled, documents, halves):
@@ -66,7 +68,7 @@ def test_subcorpora_keep_exactly_the_words_they_can_fit(pooled, documents, halve
 def test_subcorpora_of_the_default_posterior_keep_every_word_with_two_contexts(documents):
     estimator = glovev_ext.GloVeVEstimator(n_components=DIM, epochs=5, n_jobs=1)
     pooled = glovev_ext.fit_corpus(documents, estimator=estimator, progress=False)
-    kv = glovev_ext.fit_subcorpora(pooled, {"second": documents[1500:]})["second"]
+    kv = glovev_ext.fit_subcorpora(pooled, {"second": documents[1500:]}, translation="keep")["second"]
     assert kv.prior is pooled.estimator.prior_  # posteriors under the pooled prior, which comparisons take out
     X = pooled.vectorizer.transform(documents[1500:])
     expected = pooled.estimator.conditional_fit(X)
@@ -75,6 +77,61 @@ def test_subcorpora_of_the_default_posterior_keep_every_word_with_two_contexts(d
     np.testing.assert_array_equal(kv.vectors, expected.embedding[kept])
     word = X.words[int(kept[-1])]
     np.testing.assert_array_equal(kv.covariance(word), expected.covariance[int(kept[-1])])
+
+
+def _stacked_translation(kept, pooled_kv, words, precision):
+    """The generalised least squares of ``w - w_pooled = (I - S P) v`` over ``words``, by whitening and lstsq."""
+    blocks, right = [], []
+    for word in words:
+        covariance = kept.covariance_factor(word)
+        base = (covariance if covariance.unwidened is None else covariance.unwidened).dense()
+        lower = np.linalg.cholesky(base)  # weighted by the covariance before widening, which no translation moves
+        blocks.append(np.linalg.solve(lower, np.eye(DIM) - base @ precision))
+        right.append(np.linalg.solve(lower, kept[word] - pooled_kv[word]))
+    return np.linalg.lstsq(np.vstack(blocks), np.concatenate(right), rcond=None)[0]
+
+
+@pytest.mark.parametrize("recipe", ["trained", "posterior"])
+def test_a_subcorpus_loses_the_translation_its_context_biases_leave_free(documents, pooled, recipe):
+    """Rows fitted at context biases moved by ``-c_j . v0`` move by ``v0`` (through the prior: ``(I - S P) v0``) and
+    are the same once the translation is out, covariances (widened along the moved vectors) included; it is the least
+    squares over the rows of largest total."""
+    import copy
+    if recipe == "posterior":
+        pooled = glovev_ext.fit_corpus(documents, estimator=glovev_ext.GloVeVEstimator(n_components=DIM, epochs=5,
+                                                                                       n_jobs=1), progress=False)
+    precision = np.zeros((DIM, DIM)) if pooled.estimator.prior_ is None else pooled.estimator.prior_.precision
+    part = {"first": documents[:1500]}
+    kept = glovev_ext.fit_subcorpora(pooled, part, translation="keep")["first"]
+    removed = glovev_ext.fit_subcorpora(pooled, part)["first"]
+    move = np.random.default_rng(0).normal(size=DIM)
+    gauged = copy.deepcopy(pooled)
+    gauged.estimator.context_bias_ = pooled.estimator.context_bias_ - pooled.estimator.context_embedding_ @ move
+    kept_gauged = glovev_ext.fit_subcorpora(gauged, part, translation="keep")["first"]
+    removed_gauged = glovev_ext.fit_subcorpora(gauged, part)["first"]
+    assert kept.index_to_key == removed.index_to_key == kept_gauged.index_to_key == removed_gauged.index_to_key
+    rows = pooled.vectorizer.transform(documents[:1500])
+    totals = np.asarray(rows.sum(axis=1)).ravel()
+    words = list(rows.words)
+    largest = sorted((w for w in kept.index_to_key if w in pooled.keyed_vectors.key_to_index),
+                     key=lambda w: -totals[words.index(w)])[:1000]
+    found = _stacked_translation(kept, pooled.keyed_vectors, largest, precision)
+    for word in kept.index_to_key[::40]:
+        factor = kept.covariance_factor(word)
+        base = (factor if factor.unwidened is None else factor.unwidened).dense()
+        design = np.eye(DIM) - base @ precision
+        np.testing.assert_allclose(kept_gauged[word], kept[word] + design @ move, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(removed[word], kept[word] - design @ found, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(removed_gauged[word], removed[word], rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(removed_gauged.covariance(word), removed.covariance(word), rtol=1e-6, atol=1e-10)
+        removed_factor = removed.covariance_factor(word)
+        np.testing.assert_array_equal((removed_factor if removed_factor.unwidened is None
+                                       else removed_factor.unwidened).dense(), base)
+        if recipe == "trained":  # nothing widened: the covariance is the fit's
+            np.testing.assert_array_equal(removed.covariance(word), kept.covariance(word))
+    assert np.linalg.norm(found) > 1e-3  # there was a translation to take out
+    with pytest.raises(ValueError, match="translation must be one of"):
+        glovev_ext.fit_subcorpora(pooled, part, translation="center")
 
 
 def test_no_subcorpus_is_an_error(pooled):

@@ -103,9 +103,12 @@ def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_mode
                   for side in (True, False))
     model, X = posterior_model, embedded_cooccurrence
     common = (options(model), model.prior_, model._fallback_sigma2)
-    comparisons = [compare_half_rows(pair, *common) for pair in (halves, other)]
+
+    def moved(pair, scale=None):  # each comparison without its halves' translation, as the estimator takes it out
+        return {"translation": model._halves_translation(pair, model.prior_, scale, 1, (None, None))}
+    comparisons = [compare_half_rows(pair, *common, **moved(pair)) for pair in (halves, other)]
     one = noise_scale_from(comparisons[0])
-    refined = one.refined(compare_half_rows(halves, *common, noise_scale=one))
+    refined = one.refined(compare_half_rows(halves, *common, noise_scale=one, **moved(halves, one)))
     by_pieces = noise_scale_from(HalfComparison.joined(comparisons)).corrected(one, refined)
     pooled = clone(model).fit(X, halves=[halves, other]).noise_scale_
     assert pooled.n_halvings == 2 and pooled.n_groups is None
@@ -117,6 +120,28 @@ def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_mode
     assert clone(model).fit(X, halves=[halves]).noise_scale_.to_dict() == alone.to_dict() != pooled.to_dict()
     assert clone(model).fit(X, halves=list(halves)).noise_scale_.to_dict() == alone.to_dict()
     np.testing.assert_allclose(alone.own.factors, refined.own.factors, rtol=1e-10)
+
+
+def test_the_halves_translation_is_the_least_squares_over_their_rows_of_largest_total(posterior_model, halves):
+    """Against the halves' posteriors of the same rows by ``conditional_fit`` and stacked, whitened least squares."""
+    model = posterior_model
+    found = model._halves_translation(halves, model.prior_, None, 1, (None, None))
+    totals = np.asarray(halves[0].sum(axis=1)).ravel() + np.asarray(halves[1].sum(axis=1)).ravel()
+    rows = np.sort(np.argsort(-totals, kind="stable")[:1000])
+    fits = [model.conditional_fit(half[rows]) for half in halves]  # identity noise scale: the same posteriors
+    precision = model.prior_.precision
+    blocks, right = [], []
+    for k in range(rows.size):
+        if not (fits[0].covariance.has_covariance(k) and fits[1].covariance.has_covariance(k)):
+            continue
+        a, b = fits[0].covariance[k], fits[1].covariance[k]
+        lower = np.linalg.cholesky(a + b - a @ precision @ b - b @ precision @ a)
+        blocks.append(np.linalg.solve(lower, np.eye(DIM) - (a + b) @ precision / 2))
+        right.append(np.linalg.solve(lower, fits[0].embedding[k] - fits[1].embedding[k]))
+    assert len(blocks) > 500
+    np.testing.assert_allclose(found, np.linalg.lstsq(np.vstack(blocks), np.concatenate(right), rcond=None)[0],
+                               rtol=1e-7, atol=1e-10)
+    assert np.linalg.norm(found) > 1e-3
 
 
 def test_n_groups_goes_with_halves(posterior_model, embedded_cooccurrence, halves):
@@ -221,9 +246,13 @@ def test_the_shared_prior_difference_is_the_variance_of_two_posteriors_by_monte_
     np.testing.assert_allclose(empirical, shared_prior_difference(*covariances, precision), atol=0.01)
 
 
-def test_compare_half_rows_matches_each_words_wald_statistic_by_hand(posterior_model, halves):
+@pytest.mark.parametrize("moved", [False, True])
+def test_compare_half_rows_matches_each_words_wald_statistic_by_hand(posterior_model, halves, moved):
+    """With a translation ``t`` between the halves, each difference loses ``(I - (S_A + S_B) P / 2) t``."""
     model = posterior_model
-    comparison = compare_half_rows(halves, options(model), model.prior_, model._fallback_sigma2)
+    translation = np.random.default_rng(5).normal(scale=0.2, size=DIM) if moved else None
+    comparison = compare_half_rows(halves, options(model), model.prior_, model._fallback_sigma2,
+                                   translation=translation)
     fits = [model.conditional_fit(half) for half in halves]  # identity noise scale: the same posteriors
     precision = model.prior_.precision
     both = np.flatnonzero(np.isfinite(fits[0].embedding).all(axis=1) & np.isfinite(fits[1].embedding).all(axis=1))
@@ -238,6 +267,8 @@ def test_compare_half_rows_matches_each_words_wald_statistic_by_hand(posterior_m
         if np.linalg.cond(joint) > 1e10 or nu <= 4:
             continue
         difference = fits[0].embedding[i] - fits[1].embedding[i]
+        if moved:
+            difference = difference - (np.eye(DIM) - (a + b) @ precision / 2) @ translation
         # the direction in which noise in the word's strength moves each half's posterior mean, (I - Sigma P) u, with u
         # from the sum of the two means (which their difference does not move)
         directions = []
