@@ -58,7 +58,7 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
         changes no prediction), and fitting them at the pooled context biases moves all its words by
         the part of its own use of the contexts that lies along the context vectors (docs/method.md
         6.23). "remove" estimates that vector against the pooled vectors over the sub-corpus's rows of
-        largest total (:func:`~glovev_ext.covariance.translation.remove_translation`) and takes it out
+        largest total (``glovev_ext.covariance.translation.remove_translation``) and takes it out
         of every word, so that two sub-corpora's vectors differ by their words' own changes, as the
         noise scale's calibration compares its halves. "keep" gives the rows as fitted.
 
