@@ -199,7 +199,7 @@ class GroupJackknife:
         for k, factor in enumerate(words.factors):
             covariance = factor.dense()
             posterior += np.einsum("md,de,me->m", jacobian[:, k], covariance, jacobian[:, k])
-            shared = (factor if factor.unwidened is None else factor.unwidened).dense()  # the prior's part: unwidened
+            shared = factor.before_widening.dense()  # the prior's part: unwidened
             sampling = covariance if precision is None else covariance - shared @ precision @ shared
             of_mean += np.einsum("md,de,me->m", jacobian[:, k], sampling, jacobian[:, k])
         between = np.sqrt(np.diag(self.covariance(statistic)))
@@ -296,7 +296,7 @@ def group_jackknife(fitted: FittedCorpus, documents: Iterable, groups, *, n_fold
     for i, word in enumerate(words):
         if word in reference.key_to_index:
             references[i] = reference[word]
-    precision = (np.zeros((estimator.n_components,) * 2) if estimator.prior_ is None else estimator.prior_.precision)
+    precision = None if estimator.prior_ is None else estimator.prior_.precision
     fold_vectors = np.empty((n_folds, len(words), estimator.n_components))
     for k in tqdm(range(n_folds), desc="fitting without each fold", disable=not progress):
         rows = _remainder(total, folds[k], smallest)

@@ -99,7 +99,9 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
             raise ValueError(f"sub-corpus {name!r}: no word has more than D = {fitted.estimator.n_components} "
                              "contexts in it")
         if translation == "remove":
-            move = _remove_translation(conditional.embedding, conditional.covariance, fitted, rows)
+            prior = fitted.estimator.prior_
+            move = remove_translation(conditional.embedding, conditional.covariance, fitted.estimator.embedding_,
+                                      None if prior is None else prior.precision, row_sums(rows))
             logger.info("sub-corpus %r: a translation of length %.3g taken out of its words", name,
                         float(np.linalg.norm(move)))
         keys = [words[i] for i in fitted_rows]
@@ -111,11 +113,3 @@ def fit_subcorpora(fitted: FittedCorpus, subcorpora: Mapping[str, Iterable], *,
         logger.info("sub-corpus %r: %d of %d words fitted", name, len(keys), len(words))
     return out
 
-
-def _remove_translation(embedding: np.ndarray, store, fitted: FittedCorpus, rows) -> np.ndarray:
-    """:func:`~glovev_ext.covariance.translation.remove_translation` of rows of the pooled vocabulary against the
-    pooled fit's vectors, row for row (zero precision without a prior)."""
-    estimator = fitted.estimator
-    prior = estimator.prior_
-    precision = np.zeros((embedding.shape[1],) * 2) if prior is None else prior.precision
-    return remove_translation(embedding, store, estimator.embedding_, precision, row_sums(rows))

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._checks import DEFAULT_SEED, check_int, check_positive_float, parse_memory, resolve_n_jobs
 from .._dask import check_backend, clone_sharing_client, connected
-from .._memory import row_sums, trim_heap
+from .._memory import trim_heap
 from .._temporaries import make_temporary_folder
 from ..counting import check_cooccurrence
 from ..counting.concentration import check_group_concentration
@@ -32,7 +32,6 @@ from .noise_scale import HalfComparison, NoiseScale, compare_half_rows, noise_sc
 from .prior import GaussianPrior, free_row_posteriors, posterior_sweeps, row_optima, row_posteriors
 from .refit import alternating_sweeps, check_point_estimate
 from .store import CovarianceStore, CovarianceStoreWriter
-from .translation import difference_translation, translation_rows
 from .wls import WordFitter, check_conditioning, fit_free_rows, free_row_vectors, residual_variances
 
 logger = logging.getLogger(__name__)
@@ -721,31 +720,12 @@ class GloVeVEstimator(TransformerMixin, BaseEstimator):
 
     def _compare_halves(self, halves: tuple, prior: GaussianPrior, noise_scale: NoiseScale | None, n_jobs: int,
                         client, concentrations: tuple) -> HalfComparison:
-        translation = self._halves_translation(halves, prior, noise_scale, n_jobs, concentrations)
         comparison = compare_half_rows(halves, self._fitter_options(), prior, self._fallback_sigma2,
                                        noise_scale=noise_scale, n_jobs=n_jobs, client=client, device=self.device,
-                                       concentrations=concentrations, translation=translation)
+                                       concentrations=concentrations, translation="estimate")
         if self.max_memory is not None:
             trim_heap()  # the halves' fits go back before the next pass allocates its own
         return comparison
-
-
-    def _halves_translation(self, halves: tuple, prior: GaussianPrior, noise_scale: NoiseScale | None, n_jobs: int,
-                            concentrations: tuple) -> np.ndarray:
-        """The translation between two halves (docs/method.md 6.23): both halves' posteriors of the
-        :func:`.translation.translation_rows` of largest total in both, then
-        :func:`.translation.difference_translation` over those that have a covariance in both."""
-        rows = translation_rows(row_sums(halves[0]) + row_sums(halves[1]))
-        fits = [free_row_posteriors(WordFitter(half[rows], **self._fitter_options()), prior, self._fallback_sigma2,
-                                    noise_scale=noise_scale, concentration=None if x is None else x[rows],
-                                    n_jobs=n_jobs) for half, x in zip(halves, concentrations)]
-        (means_a, _, _, store_a), (means_b, _, _, store_b) = fits
-        both = np.flatnonzero(store_a.defined & store_b.defined)
-        translation = difference_translation(means_a[both], means_b[both], [store_a.factor(int(k)) for k in both],
-                                             [store_b.factor(int(k)) for k in both], prior.precision)
-        logger.info("GloVe-V noise scale: the halves' translation, of length %.3g from their %d rows of largest "
-                    "total, taken out of their comparison", float(np.linalg.norm(translation)), both.size)
-        return translation
 
 
 class _Halves(NamedTuple):

@@ -391,6 +391,11 @@ class Factor:
         return RootFactor._of_root(root, sigma2=self.sigma2, dof=self.dof, understated=self.understated,
                                    approximation=self.approximation, unwidened=self, along=along)
 
+    @property
+    def before_widening(self) -> Factor:
+        """The covariance before :meth:`widened`: :attr:`unwidened` for a widened factor, this factor otherwise."""
+        return self if self.unwidened is None else self.unwidened
+
     def lower(self) -> np.ndarray:
         """``F`` as a D x D lower-triangular matrix (for a compact kind: a triangle with the same ``F F^T``)."""
         raise NotImplementedError

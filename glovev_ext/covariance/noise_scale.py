@@ -26,6 +26,7 @@ word's direction, and that direction gets a factor ``r`` of its own, by total (:
 from __future__ import annotations
 
 import logging
+import itertools
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
@@ -40,6 +41,7 @@ from ._condition import solve_within
 from ._row_blocks import RowBlockMap
 from .device import DeviceWordFitter
 from .prior import FittedBlock, FreeRows, GaussianPrior, shared_prior_difference
+from .translation import difference_translation, translation_rows
 from .wls import WordFitter
 
 logger = logging.getLogger(__name__)
@@ -389,7 +391,7 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
                       fallback_sigma2: float, noise_scale: NoiseScale | None = None, n_jobs: int = 1, *,
                       client=None, device: str | None = None,
                       concentrations: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
-                      translation: np.ndarray | None = None) -> HalfComparison:
+                      translation: np.ndarray | str | None = None) -> HalfComparison:
     """Fit each half's rows as posteriors under ``prior`` (bias free) and compare every word fitted in both.
 
     Parameters
@@ -414,10 +416,11 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     concentrations : (ndarray or None, ndarray or None)
         Each half's rows' concentrations over the groups it holds (None: unknown), at which
         ``noise_scale`` scales them and which :attr:`HalfComparison.concentration` weighs.
-    translation : ndarray, shape (D,), optional
-        ``t = v_A - v_B``, the two halves' translation (:func:`.translation.difference_translation`), taken
-        out of each word's difference as ``M t``, ``M`` the mean of the halves' ``I - S P``
-        (docs/method.md 6.23); None: none.
+    translation : ndarray, shape (D,), or "estimate", optional
+        ``t = v_A - v_B``, the two halves' translation, taken out of each word's difference as ``M t``, ``M``
+        the mean of the halves' ``I - S P`` (docs/method.md 6.23); ``"estimate"``: found first, by
+        :func:`.translation.difference_translation` over the ``translation_rows`` of largest total in both halves,
+        which are fitted before the others and compared once it is known (no row is fitted twice); None: none.
 
     Returns
     -------
@@ -425,17 +428,26 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
     """
     totals = [row_sums(rows) for rows in halves]
     concentrations = [None if x is None else np.asarray(x, dtype=np.float64) for x in concentrations]
+    estimate = isinstance(translation, str)
+    if estimate and translation != "estimate":
+        raise ValueError(f"translation must be an array, 'estimate' or None, got {translation!r}")
+    first = np.sort(translation_rows(totals[0] + totals[1])) if estimate else None
     kept, wald, expected, share, along = [], [], [], [], []
     # Each half's blocks are fitted, compared and let go in turn: a few blocks of factors in memory, not two stores.
     # The comparisons (dense covariances, a difference, its condition and a solve per word: at D = 300, about 70 % of
     # the pass's work, bench/compare_threads.py) run on the fits' threads, queued between their blocks.
     with RowBlockMap(n_jobs, client) as blocks_map:
         fits = [FreeRows(DeviceWordFitter.of(WordFitter(rows, **fitter_options), device, None), prior,
-                         fallback_sigma2, noise_scale, blocks_map, concentration=x)
+                         fallback_sigma2, noise_scale, blocks_map, concentration=x, first=first)
                 for rows, x in zip(halves, concentrations)]
+        fitted = zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks())
+        if estimate:  # the translation rows' blocks come first: kept until the translation is known
+            held = list(itertools.islice(fitted, fits[0].n_first_blocks))
+            translation = _held_translation(held, prior.precision)
+            fitted = itertools.chain(held, fitted)
 
         def comparisons() -> Iterator[Future]:
-            for block, block_a, block_b in zip(fits[0].blocks, fits[0].fitted_blocks(), fits[1].fitted_blocks()):
+            for block, block_a, block_b in fitted:
                 release_pages(*halves)
                 yield blocks_map.submit_here(_compare_block, block, block_a, block_b, fits[0].dof, fits[1].dof,
                                              prior.precision, translation)
@@ -447,14 +459,35 @@ def compare_half_rows(halves: tuple[sp.csr_matrix, sp.csr_matrix], fitter_option
             expected += block_expected
             share += block_share
             along += block_along
-    kept = np.asarray(kept, dtype=np.int64)
-    share = np.asarray(share, dtype=np.float64)
-    along = np.asarray(along, dtype=np.float64).reshape(kept.size, 2)  # each word's part along and its gain
+    order = np.argsort(np.asarray(kept, dtype=np.int64), kind="stable")  # row order, whichever blocks came first
+    kept = np.asarray(kept, dtype=np.int64)[order]
+    wald, expected = np.asarray(wald, dtype=np.float64)[order], np.asarray(expected, dtype=np.float64)[order]
+    share = np.asarray(share, dtype=np.float64)[order]
+    along = np.asarray(along, dtype=np.float64).reshape(-1, 2)[order]  # each word's part along and its gain
     pooled_a, pooled_b = np.isinf(fits[0].dof[kept]), np.isinf(fits[1].dof[kept])
-    return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), np.asarray(wald), np.asarray(expected),
+    return HalfComparison(np.sqrt(totals[0][kept] * totals[1][kept]), wald, expected,
                           pooled_a & pooled_b, ~pooled_a & ~pooled_b,
                           share * _at(concentrations[0], kept) + (1.0 - share) * _at(concentrations[1], kept),
                           along[:, 0], along[:, 1])
+
+
+def _held_translation(held: list[tuple[np.ndarray, FittedBlock, FittedBlock]], precision: np.ndarray) -> np.ndarray:
+    """:func:`.translation.difference_translation` over the rows of ``held`` (blocks of both halves' fits) fitted in
+    both, logged."""
+    means_a, means_b, factors_a, factors_b = [], [], [], []
+    for block, fitted_a, fitted_b in held:
+        in_b = dict(fitted_b.factors)
+        for i, factor in fitted_a.factors:
+            if i in in_b:
+                k = int(np.searchsorted(block, i))
+                means_a.append(fitted_a.vectors[k])
+                means_b.append(fitted_b.vectors[k])
+                factors_a.append(factor)
+                factors_b.append(in_b[i])
+    translation = difference_translation(means_a, means_b, factors_a, factors_b, precision)
+    logger.info("noise scale: the halves' translation, of length %.3g from their %d rows of largest total, taken out "
+                "of their comparison", float(np.linalg.norm(translation)), len(means_a))
+    return translation
 
 
 def _at(concentration: np.ndarray | None, rows: np.ndarray) -> np.ndarray:

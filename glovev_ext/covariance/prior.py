@@ -336,26 +336,37 @@ class FreeRows:
         Where the rows are fitted (threads or a Dask cluster; an entered map).
     concentration : ndarray, shape (n,), optional
         As for :func:`free_row_posteriors`.
+    first : ndarray of int, optional
+        Sorted rows to fit before all others, in blocks of their own (the first :attr:`n_first_blocks`).
 
     Attributes
     ----------
     blocks : list of ndarray
-        The rows of each block, consecutive, in order.
+        The rows of each block, sorted, in order: those of ``first`` (if given), then the others, consecutive.
+    n_first_blocks : int
+        How many of :attr:`blocks` hold ``first`` (0 without it).
     n_contexts, sigma2, dof, identified : ndarray, shape (n,)
     """
 
     def __init__(self, fitter: WordFitter, prior: GaussianPrior, fallback_sigma2: float,
                  noise_scale: NoiseScaleFunction | None, blocks_map: RowBlockMap, *,
-                 concentration: np.ndarray | None = None):
+                 concentration: np.ndarray | None = None, first: np.ndarray | None = None):
         self.fitter = fitter
         self._blocks_map = blocks_map
         matrix, dim = fitter.cooccurrence, fitter.dim
         n_rows = matrix.shape[0]
         self.n_contexts = fitter.n_contexts()
         factor_bytes = packed_size(dim) * np.dtype(np.float64).itemsize
-        self.blocks = np.array_split(np.arange(n_rows), n_blocks_for(n_rows, factor_bytes))
+        first = np.empty(0, dtype=np.intp) if first is None else np.asarray(first, dtype=np.intp)
+        rest = np.setdiff1d(np.arange(n_rows), first, assume_unique=True)
+        first_blocks = np.array_split(first, n_blocks_for(first.size, factor_bytes)) if first.size else []
+        self.n_first_blocks = len(first_blocks)
+        self.blocks = first_blocks + ([] if first.size == n_rows
+                                      else np.array_split(rest, n_blocks_for(rest.size, factor_bytes)))
         self.identified = self.n_contexts >= 2
-        own = np.concatenate([np.empty(0), *blocks_map.map(_own_sigma2_block, fitter, self.blocks)])
+        own = np.empty(n_rows)
+        for block, values in zip(self.blocks, blocks_map.map(_own_sigma2_block, fitter, self.blocks)):
+            own[block] = values
         has_own = np.isfinite(own)
         totals = row_sums(matrix)
         sigma2 = pooled_sigma2(own, totals) if has_own.any() else np.where(has_own, own, fallback_sigma2)
@@ -629,7 +640,7 @@ def posterior_difference(factor_a: Factor, factor_b: Factor, precision: np.ndarr
     ndarray, shape (D, D)
         ``Var(w_A - w_B)``.
     """
-    bases = [factor if factor.unwidened is None else factor.unwidened for factor in (factor_a, factor_b)]
+    bases = [factor_a.before_widening, factor_b.before_widening]
     alongs = [redirected(factor.along, base, mean_a + mean_b, precision) for factor, base in zip((factor_a, factor_b),
                                                                                                  bases)]
     return shared_prior_difference(bases[0].dense(), bases[1].dense(), precision, *alongs)

@@ -41,7 +41,7 @@ def move_design(factor: Factor, precision: np.ndarray) -> np.ndarray:
     ndarray, shape (D, D)
         ``I - S P``.
     """
-    base = factor if factor.unwidened is None else factor.unwidened
+    base = factor.before_widening
     return np.eye(precision.shape[0]) - base.dense() @ precision
 
 
@@ -62,12 +62,12 @@ def posterior_move(factor: Factor, move: np.ndarray, precision: np.ndarray) -> n
     ndarray, shape (D,)
         ``v - S (P v)``.
     """
-    base = factor if factor.unwidened is None else factor.unwidened
+    base = factor.before_widening
     move = np.asarray(move, dtype=np.float64)
     return move - base.sigma2 * base.solve(precision @ move)
 
 
-def remove_translation(embedding: np.ndarray, store, references: np.ndarray, precision: np.ndarray,
+def remove_translation(embedding: np.ndarray, store, references: np.ndarray, precision: np.ndarray | None,
                        totals: np.ndarray, n_rows: int = TRANSLATION_ROWS) -> np.ndarray:
     """Take out of fitted rows their translation against reference estimates of the same rows.
 
@@ -84,8 +84,8 @@ def remove_translation(embedding: np.ndarray, store, references: np.ndarray, pre
         Their covariances.
     references : ndarray, shape (n, D)
         Each row's reference estimate (e.g. the pooled fit's posterior mean; NaN where none).
-    precision : ndarray, shape (D, D)
-        The prior's precision ``P`` (zeros without a prior).
+    precision : ndarray, shape (D, D), or None
+        The prior's precision ``P``; None without a prior (``P = 0``).
     totals : ndarray, shape (n,)
         Each row's total co-occurrence, which chooses the rows that estimate the translation.
     n_rows : int, default=TRANSLATION_ROWS
@@ -96,25 +96,22 @@ def remove_translation(embedding: np.ndarray, store, references: np.ndarray, pre
     ndarray, shape (D,)
         The translation taken out, ``v``.
     """
+    if precision is None:
+        precision = np.zeros((embedding.shape[1],) * 2)
     usable = (np.isfinite(embedding).all(axis=1) & np.isfinite(references).all(axis=1)
               & np.asarray(store.defined, dtype=bool))
     candidates = np.flatnonzero(usable)
     rows = candidates[translation_rows(np.asarray(totals, dtype=np.float64)[candidates], n_rows)]
-    move = translation_against(embedding[rows], [_unwidened(store.factor(int(i))) for i in rows], references[rows],
-                               precision)
+    move = translation_against(embedding[rows], [store.factor(int(i)).before_widening for i in rows],
+                               references[rows], precision)
     alongs = store.along
     for i in np.flatnonzero(np.isfinite(embedding).all(axis=1) & np.asarray(store.defined, dtype=bool)):
-        base = _unwidened(store.factor(int(i)))
+        base = store.factor(int(i)).before_widening
         moved = embedding[i] - posterior_move(base, move, precision)
         if alongs is not None and alongs[i].any():
             alongs[i] = _turned(alongs[i], base, embedding[i], moved, precision)
         embedding[i] = moved
     return move
-
-
-def _unwidened(factor: Factor) -> Factor:
-    """A factor before any widening along its vector."""
-    return factor if factor.unwidened is None else factor.unwidened
 
 
 def _turned(along: np.ndarray, base: Factor, mean: np.ndarray, moved: np.ndarray, precision: np.ndarray) -> np.ndarray:
@@ -198,7 +195,8 @@ def difference_translation(means_a: Sequence[np.ndarray], means_b: Sequence[np.n
         ``t``.
     """
     return _least_squares(((0.5 * (move_design(factor_a, precision) + move_design(factor_b, precision)),
-                            posterior_difference(_unwidened(factor_a), _unwidened(factor_b), precision, mean_a, mean_b),
+                            posterior_difference(factor_a.before_widening, factor_b.before_widening, precision,
+                                                 mean_a, mean_b),
                             np.asarray(mean_a, dtype=np.float64) - mean_b)
                            for mean_a, mean_b, factor_a, factor_b in zip(means_a, means_b, factors_a, factors_b)),
                           precision.shape[0])

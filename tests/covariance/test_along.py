@@ -32,6 +32,7 @@ def test_the_widening_multiplies_the_variance_along_the_direction_noise_in_stren
     np.testing.assert_allclose(along, np.sqrt(2.5 * by_hand @ covariance @ by_hand) * by_hand, rtol=1e-10)
     widened = factor.widened(along)
     assert widened.unwidened is factor and widened.along is not None
+    assert widened.before_widening is factor and factor.before_widening is factor
     np.testing.assert_allclose(by_hand @ widened.dense() @ by_hand, 3.5 * by_hand @ covariance @ by_hand, rtol=1e-10)
     np.testing.assert_allclose(widened.dense(), covariance + np.outer(along, along), atol=1e-14)
     gradients = np.random.default_rng(1).normal(size=(DIM, 3))  # the factor's products agree with its dense form

@@ -104,11 +104,10 @@ def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_mode
     model, X = posterior_model, embedded_cooccurrence
     common = (options(model), model.prior_, model._fallback_sigma2)
 
-    def moved(pair, scale=None):  # each comparison without its halves' translation, as the estimator takes it out
-        return {"translation": model._halves_translation(pair, model.prior_, scale, 1, (None, None))}
-    comparisons = [compare_half_rows(pair, *common, **moved(pair)) for pair in (halves, other)]
+    moved = {"translation": "estimate"}  # each comparison without its halves' translation, as the estimator takes it
+    comparisons = [compare_half_rows(pair, *common, **moved) for pair in (halves, other)]
     one = noise_scale_from(comparisons[0])
-    refined = one.refined(compare_half_rows(halves, *common, noise_scale=one, **moved(halves, one)))
+    refined = one.refined(compare_half_rows(halves, *common, noise_scale=one, **moved))
     by_pieces = noise_scale_from(HalfComparison.joined(comparisons)).corrected(one, refined)
     pooled = clone(model).fit(X, halves=[halves, other]).noise_scale_
     assert pooled.n_halvings == 2 and pooled.n_groups is None
@@ -123,9 +122,11 @@ def test_the_estimator_pools_several_halvings_as_their_pieces_say(posterior_mode
 
 
 def test_the_halves_translation_is_the_least_squares_over_their_rows_of_largest_total(posterior_model, halves):
-    """Against the halves' posteriors of the same rows by ``conditional_fit`` and stacked, whitened least squares."""
+    """Against the halves' posteriors of the same rows by ``conditional_fit`` and stacked, whitened least squares:
+    ``compare_half_rows(translation="estimate")`` compares as it does given that translation."""
     model = posterior_model
-    found = model._halves_translation(halves, model.prior_, None, 1, (None, None))
+    common = (halves, options(model), model.prior_, model._fallback_sigma2)
+    estimated = compare_half_rows(*common, translation="estimate")
     totals = np.asarray(halves[0].sum(axis=1)).ravel() + np.asarray(halves[1].sum(axis=1)).ravel()
     rows = np.sort(np.argsort(-totals, kind="stable")[:1000])
     fits = [model.conditional_fit(half[rows]) for half in halves]  # identity noise scale: the same posteriors
@@ -139,9 +140,17 @@ def test_the_halves_translation_is_the_least_squares_over_their_rows_of_largest_
         blocks.append(np.linalg.solve(lower, np.eye(DIM) - (a + b) @ precision / 2))
         right.append(np.linalg.solve(lower, fits[0].embedding[k] - fits[1].embedding[k]))
     assert len(blocks) > 500
-    np.testing.assert_allclose(found, np.linalg.lstsq(np.vstack(blocks), np.concatenate(right), rcond=None)[0],
-                               rtol=1e-7, atol=1e-10)
-    assert np.linalg.norm(found) > 1e-3
+    by_hand = np.linalg.lstsq(np.vstack(blocks), np.concatenate(right), rcond=None)[0]
+    assert np.linalg.norm(by_hand) > 1e-3
+    given = compare_half_rows(*common, translation=by_hand)
+    as_fitted = compare_half_rows(*common)
+    np.testing.assert_array_equal(estimated.total, given.total)
+    for name in ("wald_per_dim", "expected", "along", "gain"):
+        np.testing.assert_allclose(getattr(estimated, name), getattr(given, name), rtol=1e-6, atol=1e-12)
+    np.testing.assert_array_equal(estimated.total, as_fitted.total)  # the same words: the translation moves none out
+    assert not np.allclose(estimated.wald_per_dim, as_fitted.wald_per_dim)
+    with pytest.raises(ValueError, match="translation must be"):
+        compare_half_rows(*common, translation="remove")
 
 
 def test_n_groups_goes_with_halves(posterior_model, embedded_cooccurrence, halves):

@@ -106,7 +106,7 @@ class PriorLink:
     def covariances(self) -> tuple:
         """Each word's covariance before any widening along its vector (the part the prior makes common to the fits
         under it: docs/method.md 6.22), as a dense ``(D, D)`` matrix (formed once per link)."""
-        return tuple((factor if factor.unwidened is None else factor.unwidened).dense() for factor in self.factors)
+        return tuple(factor.before_widening.dense() for factor in self.factors)
 
     @property
     def widenings(self) -> tuple:
