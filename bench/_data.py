@@ -51,3 +51,17 @@ def add_fit_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-components", type=int, default=50)
     parser.add_argument("--epochs", type=int, default=25)
     parser.add_argument("--groups", default="books", choices=("books", "authors"))
+
+
+def fit_with_groups(options: argparse.Namespace) -> tuple[str, list, glovev_ext.DocumentGroups,
+                                                          glovev_ext.FittedCorpus]:
+    """The corpus of :func:`add_fit_arguments`' options (its name and documents, read into a list), its groups, and
+    its default fit with them, printing what was fitted."""
+    name, documents = corpus(options.corpus)
+    documents = list(documents)
+    groups = corpus_groups(options.corpus, options.groups)
+    estimator = glovev_ext.GloVeVEstimator(n_components=options.n_components, epochs=options.epochs)
+    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, groups=groups, progress=False)
+    print(f"{name}, D = {options.n_components}, {options.epochs} epochs, calibrated on halves of its "
+          f"{groups.describe()}")
+    return name, documents, groups, fitted

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _data import add_fit_arguments, corpus, corpus_groups
+from _data import add_fit_arguments, fit_with_groups
 
 import glovev_ext
 from glovev_ext.covariance.prior import posterior_difference
@@ -39,13 +39,7 @@ def main() -> None:
     add_fit_arguments(parser)
     parser.add_argument("--check-seeds", type=int, nargs="+", default=[101, 202])
     options = parser.parse_args()
-    name, documents = corpus(options.corpus)
-    documents = list(documents)
-    groups = corpus_groups(options.corpus, options.groups)
-    estimator = glovev_ext.GloVeVEstimator(n_components=options.n_components, epochs=options.epochs)
-    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, groups=groups, progress=False)
-    print(f"{name}, D = {options.n_components}, {options.epochs} epochs, calibrated on halves of its "
-          f"{groups.describe()}")
+    _, documents, groups, fitted = fit_with_groups(options)
     for seed in options.check_seeds:
         first = groups.halves(np.random.default_rng(seed))
         print(f"halving {seed} of the {groups.describe()}:")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _data import add_fit_arguments, corpus, corpus_groups
+from _data import add_fit_arguments, fit_with_groups
 
 import glovev_ext
 from glovev_ext.covariance.prior import posterior_difference
@@ -39,15 +39,9 @@ def main() -> None:
     parser.add_argument("--check-seeds", type=int, nargs="+", default=[101, 202])
     parser.add_argument("--n-pairs", type=int, default=300)
     options = parser.parse_args()
-    name, documents = corpus(options.corpus)
-    documents = list(documents)
-    groups = corpus_groups(options.corpus, options.groups)
-    estimator = glovev_ext.GloVeVEstimator(n_components=options.n_components, epochs=options.epochs)
-    fitted = glovev_ext.fit_corpus(documents, estimator=estimator, groups=groups, progress=False)
+    _, documents, groups, fitted = fit_with_groups(options)
     pooled = fitted.keyed_vectors
     counts = {word: pooled.get_vecattr(word, "count") for word in pooled.index_to_key}
-    print(f"{name}, D = {options.n_components}, {options.epochs} epochs, calibrated on halves of its "
-          f"{groups.describe()}")
     for seed in options.check_seeds:
         first = groups.halves(np.random.default_rng(seed))
         labels = {"A": groups.codes[first], "B": groups.codes[~first]}
