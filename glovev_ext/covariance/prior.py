@@ -342,7 +342,8 @@ class FreeRows:
     Attributes
     ----------
     blocks : list of ndarray
-        The rows of each block, sorted, in order: those of ``first`` (if given), then the others, consecutive.
+        The rows of each block, sorted: those of ``first`` (if given), then the others (consecutive runs of rows
+        only without ``first``).
     n_first_blocks : int
         How many of :attr:`blocks` hold ``first`` (0 without it).
     n_contexts, sigma2, dof, identified : ndarray, shape (n,)
